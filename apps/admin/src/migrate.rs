@@ -1,0 +1,63 @@
+//! `vellum-admin migrate`: bring the database schema up to date.
+
+use std::io::Write;
+
+use vellum_migration::{Migrator, MigratorTrait};
+
+use crate::{AdminError, DatabaseArgs};
+
+/// Arguments of `migrate` (none yet besides the global `--database-url`).
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {}
+
+/// Applies every pending migration, writes `{"applied": [names…]}` to `out` and a summary for
+/// people to `log`.
+pub(crate) async fn run(
+    database: &DatabaseArgs,
+    _args: &Args,
+    out: &mut impl Write,
+    log: &mut impl Write,
+) -> Result<(), AdminError> {
+    let db = vellum_storage::connect(&database.database_url).await?;
+    let pending: Vec<String> = Migrator::get_pending_migrations(&db)
+        .await
+        .map_err(AdminError::Migrate)?
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect();
+    Migrator::up(&db, None).await.map_err(AdminError::Migrate)?;
+    // A closed stderr is not worth failing a finished migration over.
+    let _ = writeln!(log, "vellum-admin: applied {} migration(s)", pending.len());
+    let report = serde_json::json!({ "applied": pending });
+    writeln!(out, "{report}").map_err(AdminError::Output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn migrating_a_fresh_database_reports_the_applied_migrations_as_json() {
+        let database = DatabaseArgs {
+            database_url: "sqlite::memory:".to_owned(),
+        };
+        let mut out = Vec::new();
+        run(&database, &Args {}, &mut out, &mut Vec::new())
+            .await
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        // No migrations exist yet (planned: issue 5); this changes when the first one lands.
+        assert_eq!(report, serde_json::json!({ "applied": [] }));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_database_is_an_error() {
+        let database = DatabaseArgs {
+            database_url: "nosuchdb://localhost/x".to_owned(),
+        };
+        let err = run(&database, &Args {}, &mut Vec::new(), &mut Vec::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, AdminError::Storage(_)), "{err:?}");
+    }
+}

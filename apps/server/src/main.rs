@@ -1,0 +1,259 @@
+//! `vellum-server`: the Vellum HTTP service (public API, health probes, admin surfaces).
+//!
+//! `main` stays short: parse the configuration (clap flags with `VELLUM_*` environment fallbacks,
+//! see the operator contract), initialize tracing from `VELLUM_LOG`, build the state and run the
+//! app from `vellum_http::app`. Until the HTTP API exists (planned: issue 7) it logs that it is not
+//! implemented and exits non-zero, so nobody mistakes it for a working server.
+//!
+//! This binary must never hold business logic, access decisions or SQL: it wires the crates
+//! together. It never calls `std::process::exit`; errors are returned from `main` so logs flush.
+
+use std::io::IsTerminal as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+/// Command line of `vellum-server`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "vellum-server",
+    version,
+    about = "The Vellum headless CMS HTTP server"
+)]
+struct Cli {
+    #[command(flatten)]
+    config: Config,
+
+    /// Apply `fixtures/demo.json` when the database has no collections, and print the demo API key
+    /// once.
+    #[arg(long)]
+    demo: bool,
+}
+
+/// The settings of the operator contract's table, shared (in spirit, for now) with `vellum-admin`.
+#[derive(Debug, clap::Args)]
+struct Config {
+    /// Database URL: SQLite (embedded default) or `postgres://…`.
+    #[arg(
+        long,
+        env = "VELLUM_DATABASE_URL",
+        default_value = "sqlite://./data/vellum.db?mode=rwc",
+        hide_env_values = true
+    )]
+    database_url: String,
+
+    /// Address the server binds to.
+    #[arg(long, env = "VELLUM_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+
+    /// Absolute prefix used in file `url` and `transforms` values [default: http://<listen>].
+    #[arg(long, env = "VELLUM_BASE_URL")]
+    base_url: Option<String>,
+
+    /// Root of the local blob store (used when no object store is configured).
+    #[arg(long, env = "VELLUM_FILES_DIR", default_value = "./data/files")]
+    files_dir: PathBuf,
+
+    /// Redis URL; when set, the response cache, epoch counter and realtime fan-out use Redis.
+    #[arg(long, env = "VELLUM_REDIS_URL", hide_env_values = true)]
+    redis_url: Option<String>,
+
+    /// Tracing filter, in `RUST_LOG` syntax.
+    #[arg(long, env = "VELLUM_LOG", default_value = "info")]
+    log: String,
+
+    /// `off` disables the public API response cache (for benchmarks and debugging).
+    #[arg(long, env = "VELLUM_CACHE", default_value = "on", value_enum)]
+    cache: Switch,
+}
+
+impl Config {
+    /// `VELLUM_BASE_URL`, or `http://<listen>` when it is not set.
+    fn base_url(&self) -> String {
+        self.base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+    }
+
+    /// The URL scheme only: enough to log which backend is used without leaking a password.
+    fn database_backend(&self) -> &str {
+        self.database_url
+            .split_once(':')
+            .map_or("unknown", |(scheme, _)| scheme)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ServerError {
+    #[error("invalid VELLUM_LOG filter {filter:?}")]
+    LogFilter {
+        filter: String,
+        #[source]
+        source: tracing_subscriber::filter::ParseError,
+    },
+    #[error("could not install the tracing subscriber")]
+    Tracing(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("vellum-server: the HTTP API is not implemented yet")]
+    NotImplemented,
+}
+
+/// Installs the global subscriber: human-readable lines on stderr, filtered by `VELLUM_LOG`.
+fn init_tracing(filter: &str) -> Result<(), ServerError> {
+    let env_filter = EnvFilter::try_new(filter).map_err(|source| ServerError::LogFilter {
+        filter: filter.to_owned(),
+        source,
+    })?;
+    tracing_subscriber::fmt()
+        .with_env_filter(env_filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init()
+        .map_err(ServerError::Tracing)
+}
+
+fn run(cli: &Cli) -> Result<(), ServerError> {
+    let config = &cli.config;
+    tracing::info!(
+        listen = %config.listen,
+        base_url = %config.base_url(),
+        database = config.database_backend(),
+        files_dir = %config.files_dir.display(),
+        redis = config.redis_url.is_some(),
+        cache = ?config.cache,
+        demo = cli.demo,
+        "configuration loaded"
+    );
+    Err(ServerError::NotImplemented)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(err) = init_tracing(&cli.config.log) {
+        report_without_tracing(&err);
+        return ExitCode::FAILURE;
+    }
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes an error and its causes to stderr, for failures before tracing is up.
+fn report_without_tracing(err: &dyn std::error::Error) {
+    use std::io::Write as _;
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "vellum-server: {err}");
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let _ = writeln!(stderr, "  caused by: {cause}");
+        source = cause.source();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// The defaults are the operator contract's; reading them from the command (not by parsing)
+    /// keeps the test independent of any `VELLUM_*` variable set in the environment.
+    #[test]
+    fn defaults_and_env_vars_match_the_operator_contract() {
+        let command = Cli::command();
+        let expected = [
+            (
+                "database_url",
+                "VELLUM_DATABASE_URL",
+                Some("sqlite://./data/vellum.db?mode=rwc"),
+            ),
+            ("listen", "VELLUM_LISTEN", Some("127.0.0.1:8080")),
+            ("base_url", "VELLUM_BASE_URL", None),
+            ("files_dir", "VELLUM_FILES_DIR", Some("./data/files")),
+            ("redis_url", "VELLUM_REDIS_URL", None),
+            ("log", "VELLUM_LOG", Some("info")),
+            ("cache", "VELLUM_CACHE", Some("on")),
+        ];
+        for (id, env, default) in expected {
+            let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+            assert_eq!(arg.get_env().and_then(|e| e.to_str()), Some(env), "{id}");
+            let defaults: Vec<_> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_str())
+                .collect();
+            assert_eq!(
+                defaults,
+                default.map(Some).into_iter().collect::<Vec<_>>(),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_override_and_parse() {
+        let cli = Cli::try_parse_from([
+            "vellum-server",
+            "--listen",
+            "0.0.0.0:9000",
+            "--cache",
+            "off",
+            "--base-url",
+            "https://cms.example.com",
+            "--demo",
+        ])
+        .unwrap();
+        assert_eq!(cli.config.listen, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!(cli.config.cache, Switch::Off);
+        assert_eq!(cli.config.base_url(), "https://cms.example.com");
+        assert!(cli.demo);
+    }
+
+    #[test]
+    fn cache_accepts_only_on_or_off() {
+        assert!(Cli::try_parse_from(["vellum-server", "--cache", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn base_url_defaults_to_the_listen_address() {
+        let mut config = Config {
+            database_url: "sqlite::memory:".to_owned(),
+            listen: "127.0.0.1:8080".parse().unwrap(),
+            base_url: None,
+            files_dir: PathBuf::from("./data/files"),
+            redis_url: None,
+            log: "info".to_owned(),
+            cache: Switch::On,
+        };
+        assert_eq!(config.base_url(), "http://127.0.0.1:8080");
+        config.base_url = Some("https://cms.example.com".to_owned());
+        assert_eq!(config.base_url(), "https://cms.example.com");
+    }
+
+    #[test]
+    fn database_backend_never_includes_credentials() {
+        let cli = Cli::try_parse_from([
+            "vellum-server",
+            "--database-url",
+            "postgres://user:secret@db/vellum",
+        ])
+        .unwrap();
+        assert_eq!(cli.config.database_backend(), "postgres");
+    }
+}

@@ -1,0 +1,30 @@
+# Local shortcuts. `.ci/run` is the source of truth and CI never needs `just`: each recipe here
+# runs the matching step of that script, so the two cannot drift apart.
+
+# Every CI step, exactly as CI runs them.
+ci:
+    .ci/run
+
+# vellum-domain and vellum-policy depend on none of sea-orm, actix-web, tokio.
+layering:
+    .ci/run layering
+
+# `cargo fmt --all --check` (run `cargo fmt --all` to fix).
+fmt:
+    .ci/run fmt
+
+# `cargo clippy --workspace --all-targets -- -D warnings`.
+clippy:
+    .ci/run clippy
+
+# The README's test command, with local PostgreSQL / Redis when they answer.
+test:
+    .ci/run services test
+
+# `cargo deny check`, when cargo-deny is installed.
+deny:
+    .ci/run deny
+
+# Run the server on the embedded SQLite default, with the demo data.
+run:
+    cargo run --release -p vellum-server -- --demo

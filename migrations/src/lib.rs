@@ -1,0 +1,42 @@
+//! Vellum's database schema, as sea-orm migrations shared by SQLite and PostgreSQL.
+//!
+//! [`Migrator`] lists every migration in order; `vellum-admin migrate` (and, later, `vellum-server`
+//! on start) applies the pending ones. The list is empty until the first tables arrive (planned:
+//! issue 5).
+//!
+//! Migrations are written with the schema builder so both backends share them; a migration branches
+//! on the backend only where the SQL truly differs, and says why in a comment. This crate must never
+//! depend on other Vellum crates (the schema is history and must not change when domain types do),
+//! and a migration that has been released is never edited, only followed by a new one.
+
+pub use sea_orm_migration::{DbErr, MigratorTrait};
+use sea_orm_migration::{MigrationTrait, async_trait::async_trait};
+
+/// The ordered list of Vellum's migrations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Migrator;
+
+#[async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sea_orm_migration::sea_orm::Database;
+
+    #[tokio::test]
+    async fn up_on_a_fresh_sqlite_database_leaves_nothing_pending() {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        Migrator::up(&db, None).await.unwrap();
+        assert!(
+            Migrator::get_pending_migrations(&db)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
