@@ -1,0 +1,709 @@
+//! The filter dialect shared by the query `filter` parameter, the role's `item_filter` and the
+//! admin items list: `filter[f][_op]=v` (or `{"f": {"_op": v}}` in JSON), a plain value meaning
+//! `_contains`, all conditions AND-ed.
+//!
+//! One AST serves two evaluators that must agree: [`Filter::matches`] here (for "does the item I
+//! am about to write still fall inside the role's filter?", relation expansion and previews) and
+//! the SQL compiler in `vellum-storage`. The semantics, which the SQL compiler mirrors:
+//!
+//! | op | matches when |
+//! |---|---|
+//! | `_contains` (plain form too) | the text contains the operand, ignoring ASCII case; for a list, any element does |
+//! | `_eq` | equal by the stored value's JSON type: a stored number numerically (`42` = `"42.0"`), a boolean by truth (`true`, `1`), text exactly; for a list, any element is equal |
+//! | `_neq` | not `_eq`; a null or missing value is "not equal" |
+//! | `_in` | `_eq` to any of the comma-separated operands |
+//! | `_gt` `_gte` `_lt` `_lte` | a stored number numerically (a non-numeric operand never matches), stored text as text (normalized dates are ISO 8601 and order correctly as text); null or missing never matches |
+//! | `_null` | null, missing, blank text or an empty list (`_null=0`/`false` means `_nnull`) |
+//! | `_nnull` | the opposite of `_null` |
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+use vellum_domain::FieldName;
+
+use crate::PolicyError;
+
+/// More conditions than any real filter needs; a request with thousands of keys is refused
+/// before any work is done for it.
+pub const MAX_CONDITIONS: usize = 32;
+
+/// What a condition reads: a system key of the item or a field of its `data`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FilterField {
+    Id,
+    CreatedAt,
+    UpdatedAt,
+    Data(FieldName),
+}
+
+impl FilterField {
+    /// System keys win over a data field of the same name: `id`, `created_at`, `updated_at`.
+    ///
+    /// # Errors
+    /// When `raw` is neither a system key nor a valid field name.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        match raw {
+            "id" => Ok(Self::Id),
+            "created_at" => Ok(Self::CreatedAt),
+            "updated_at" => Ok(Self::UpdatedAt),
+            other => FieldName::parse(other)
+                .map(Self::Data)
+                .map_err(|_| format!("\"{other}\" is not a valid field name")),
+        }
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Id => "id",
+            Self::CreatedAt => "created_at",
+            Self::UpdatedAt => "updated_at",
+            Self::Data(name) => name.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for FilterField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A filter operator with its operand, already typed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterOp {
+    Contains(String),
+    Eq(Value),
+    Neq(Value),
+    In(Vec<Value>),
+    Gt(Value),
+    Gte(Value),
+    Lt(Value),
+    Lte(Value),
+    Null,
+    NotNull,
+}
+
+impl FilterOp {
+    /// The operator's name in the dialect (`_eq`, …).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Contains(_) => "_contains",
+            Self::Eq(_) => "_eq",
+            Self::Neq(_) => "_neq",
+            Self::In(_) => "_in",
+            Self::Gt(_) => "_gt",
+            Self::Gte(_) => "_gte",
+            Self::Lt(_) => "_lt",
+            Self::Lte(_) => "_lte",
+            Self::Null => "_null",
+            Self::NotNull => "_nnull",
+        }
+    }
+}
+
+/// One `field op operand` condition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub field: FilterField,
+    pub op: FilterOp,
+}
+
+/// A conjunction of conditions. The empty filter matches everything.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Filter {
+    conditions: Vec<Condition>,
+}
+
+/// What a filter is evaluated against: the system keys (when known) and the item's `data`, with
+/// translatable values already flattened to the locale the caller compares in.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemRef<'a> {
+    pub id: Option<i64>,
+    pub created_at: Option<&'a str>,
+    pub updated_at: Option<&'a str>,
+    pub data: &'a Map<String, Value>,
+}
+
+impl<'a> ItemRef<'a> {
+    /// An item known only by its data (a write not yet stored).
+    #[must_use]
+    pub fn data(data: &'a Map<String, Value>) -> Self {
+        Self {
+            id: None,
+            created_at: None,
+            updated_at: None,
+            data,
+        }
+    }
+
+    fn get(&self, field: &FilterField) -> Option<Value> {
+        match field {
+            FilterField::Id => self.id.map(Value::from),
+            FilterField::CreatedAt => self.created_at.map(Value::from),
+            FilterField::UpdatedAt => self.updated_at.map(Value::from),
+            FilterField::Data(name) => self.data.get(name.as_str()).cloned(),
+        }
+    }
+}
+
+impl Filter {
+    #[must_use]
+    pub fn new(conditions: Vec<Condition>) -> Self {
+        Self { conditions }
+    }
+
+    #[must_use]
+    pub fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+
+    /// The fields the filter reads, for checking them against the schema and the role's field
+    /// rules (filtering on an unreadable field must be refused, never answered).
+    pub fn fields(&self) -> impl Iterator<Item = &FilterField> {
+        self.conditions.iter().map(|c| &c.field)
+    }
+
+    /// Both filters at once: the request's `filter` AND the role's item filter.
+    #[must_use]
+    pub fn and(mut self, other: &Self) -> Self {
+        self.conditions.extend(other.conditions.iter().cloned());
+        self
+    }
+
+    /// Parses the JSON form `{"field": {"_op": value}, "field2": "plain"}` (item filters in
+    /// manifests and grants). Error paths are written in the query form, prefixed by `root`.
+    ///
+    /// # Errors
+    /// An unknown operator, a malformed operand, a bad field name, or too many conditions.
+    pub fn from_json(root: &str, raw: &Value) -> Result<Self, PolicyError> {
+        let obj = match raw {
+            Value::Null => return Ok(Self::default()),
+            Value::Object(obj) => obj,
+            _ => {
+                return Err(PolicyError::InvalidFilter {
+                    param: root.to_owned(),
+                    message: "must be an object of field to condition".into(),
+                });
+            }
+        };
+        let mut conditions = Vec::new();
+        for (field_raw, spec) in obj {
+            let at = format!("{root}[{field_raw}]");
+            let field =
+                FilterField::parse(field_raw).map_err(|message| PolicyError::InvalidFilter {
+                    param: at.clone(),
+                    message,
+                })?;
+            match spec {
+                Value::Object(ops) if !ops.is_empty() => {
+                    for (op, operand) in ops {
+                        let param = format!("{at}[{op}]");
+                        let op = parse_op(op, json_operand(operand), &param)?;
+                        conditions.push(Condition {
+                            field: field.clone(),
+                            op,
+                        });
+                    }
+                }
+                plain => conditions.push(Condition {
+                    field,
+                    op: parse_op("_contains", json_operand(plain), &at)?,
+                }),
+            }
+            check_count(conditions.len(), root)?;
+        }
+        Ok(Self { conditions })
+    }
+
+    /// Parses the deep-object query form from decoded `(key, value)` pairs, ignoring every key
+    /// that does not start with `filter[`.
+    ///
+    /// # Errors
+    /// A malformed key (`filter[a`, `filter[a][_eq][x]`), an unknown operator, a malformed
+    /// operand, or more than [`MAX_CONDITIONS`] conditions; the error names the parameter.
+    pub fn from_query<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, PolicyError> {
+        let mut conditions = Vec::new();
+        for (key, value) in pairs {
+            let Some(rest) = key.strip_prefix("filter") else {
+                continue;
+            };
+            if rest.is_empty() || !rest.starts_with('[') {
+                if rest.is_empty() {
+                    return Err(PolicyError::InvalidFilter {
+                        param: key.to_owned(),
+                        message: "use filter[field]=value or filter[field][_op]=value".into(),
+                    });
+                }
+                continue; // `filters=…` or `filtered=…` are other parameters
+            }
+            let parts = bracket_parts(rest).ok_or_else(|| PolicyError::InvalidFilter {
+                param: key.to_owned(),
+                message: "malformed brackets; use filter[field][_op]=value".into(),
+            })?;
+            let (field_raw, op) = match parts.as_slice() {
+                [field] => (*field, "_contains"),
+                [field, op] => (*field, *op),
+                _ => {
+                    return Err(PolicyError::InvalidFilter {
+                        param: key.to_owned(),
+                        message: "nests too deeply; use filter[field][_op]=value".into(),
+                    });
+                }
+            };
+            let field =
+                FilterField::parse(field_raw).map_err(|message| PolicyError::InvalidFilter {
+                    param: key.to_owned(),
+                    message,
+                })?;
+            let op = parse_op(op, Operand::Text(value), key)?;
+            conditions.push(Condition { field, op });
+            check_count(conditions.len(), "filter")?;
+        }
+        Ok(Self { conditions })
+    }
+
+    /// Evaluates the filter in memory, with the semantics in the module documentation.
+    #[must_use]
+    pub fn matches(&self, item: &ItemRef<'_>) -> bool {
+        self.conditions.iter().all(|c| condition_matches(c, item))
+    }
+}
+
+fn check_count(n: usize, root: &str) -> Result<(), PolicyError> {
+    if n > MAX_CONDITIONS {
+        Err(PolicyError::InvalidFilter {
+            param: root.to_owned(),
+            message: format!("has more than {MAX_CONDITIONS} conditions"),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// `[a][b]` -> `["a", "b"]`; `None` for anything else.
+fn bracket_parts(mut rest: &str) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    while !rest.is_empty() {
+        let inner = rest.strip_prefix('[')?;
+        let end = inner.find(']')?;
+        let (part, tail) = inner.split_at(end);
+        if part.is_empty() || part.contains('[') {
+            return None;
+        }
+        parts.push(part);
+        rest = tail.strip_prefix(']')?;
+    }
+    Some(parts)
+}
+
+/// An operand before the operator gives it a type: query values are always text, JSON values
+/// keep their type.
+enum Operand<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+fn json_operand(v: &Value) -> Operand<'_> {
+    Operand::Json(v)
+}
+
+fn scalar(operand: &Operand<'_>, param: &str) -> Result<Value, PolicyError> {
+    match operand {
+        Operand::Text(s) => Ok(Value::String((*s).to_owned())),
+        Operand::Json(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
+            Ok((*v).clone())
+        }
+        Operand::Json(_) => Err(PolicyError::InvalidFilter {
+            param: param.to_owned(),
+            message: "must be a string, number or boolean".into(),
+        }),
+    }
+}
+
+fn flag(operand: &Operand<'_>, param: &str) -> Result<bool, PolicyError> {
+    let truthy = match operand {
+        Operand::Text(s) => match *s {
+            "1" | "true" | "" => Some(true),
+            "0" | "false" => Some(false),
+            _ => None,
+        },
+        Operand::Json(Value::Bool(b)) => Some(*b),
+        Operand::Json(Value::Number(n)) if n.as_f64() == Some(1.0) => Some(true),
+        Operand::Json(Value::Number(n)) if n.as_f64() == Some(0.0) => Some(false),
+        Operand::Json(Value::String(s)) => match s.as_str() {
+            "1" | "true" => Some(true),
+            "0" | "false" => Some(false),
+            _ => None,
+        },
+        Operand::Json(_) => None,
+    };
+    truthy.ok_or_else(|| PolicyError::InvalidFilter {
+        param: param.to_owned(),
+        message: "must be 1 or 0".into(),
+    })
+}
+
+fn parse_op(op: &str, operand: Operand<'_>, param: &str) -> Result<FilterOp, PolicyError> {
+    Ok(match op {
+        "_contains" => FilterOp::Contains(match scalar(&operand, param)? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }),
+        "_eq" => FilterOp::Eq(scalar(&operand, param)?),
+        "_neq" => FilterOp::Neq(scalar(&operand, param)?),
+        "_gt" => FilterOp::Gt(scalar(&operand, param)?),
+        "_gte" => FilterOp::Gte(scalar(&operand, param)?),
+        "_lt" => FilterOp::Lt(scalar(&operand, param)?),
+        "_lte" => FilterOp::Lte(scalar(&operand, param)?),
+        "_in" => {
+            let list: Vec<Value> = match operand {
+                Operand::Text(s) => s
+                    .split(',')
+                    .map(|p| Value::String(p.trim().to_owned()))
+                    .collect(),
+                Operand::Json(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| scalar(&Operand::Json(i), param))
+                    .collect::<Result<_, _>>()?,
+                Operand::Json(Value::String(s)) => s
+                    .split(',')
+                    .map(|p| Value::String(p.trim().to_owned()))
+                    .collect(),
+                Operand::Json(other) => vec![scalar(&Operand::Json(other), param)?],
+            };
+            if list.len() > 100 {
+                return Err(PolicyError::InvalidFilter {
+                    param: param.to_owned(),
+                    message: "lists more than 100 values".into(),
+                });
+            }
+            FilterOp::In(list)
+        }
+        "_null" => {
+            if flag(&operand, param)? {
+                FilterOp::Null
+            } else {
+                FilterOp::NotNull
+            }
+        }
+        "_nnull" => {
+            if flag(&operand, param)? {
+                FilterOp::NotNull
+            } else {
+                FilterOp::Null
+            }
+        }
+        other => {
+            return Err(PolicyError::InvalidFilter {
+                param: param.to_owned(),
+                message: format!(
+                    "unknown operator \"{other}\"; use _contains, _eq, _neq, _in, _gt, _gte, _lt, _lte, _null or _nnull"
+                ),
+            });
+        }
+    })
+}
+
+fn condition_matches(c: &Condition, item: &ItemRef<'_>) -> bool {
+    let value = item.get(&c.field);
+    let value = value.as_ref().unwrap_or(&Value::Null);
+    match &c.op {
+        FilterOp::Null => is_blank(value),
+        FilterOp::NotNull => !is_blank(value),
+        FilterOp::Contains(needle) => any_element(value, |v| text_contains(v, needle)),
+        FilterOp::Eq(operand) => any_element(value, |v| equal(v, operand)),
+        FilterOp::Neq(operand) => !any_element(value, |v| equal(v, operand)),
+        FilterOp::In(list) => any_element(value, |v| list.iter().any(|o| equal(v, o))),
+        FilterOp::Gt(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_gt),
+        FilterOp::Gte(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_ge),
+        FilterOp::Lt(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_lt),
+        FilterOp::Lte(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_le),
+    }
+}
+
+fn is_blank(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
+fn any_element(v: &Value, pred: impl Fn(&Value) -> bool) -> bool {
+    match v {
+        Value::Array(items) => items.iter().any(pred),
+        other => pred(other),
+    }
+}
+
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn text_contains(v: &Value, needle: &str) -> bool {
+    text_of(v).is_some_and(|t| {
+        t.to_ascii_lowercase()
+            .contains(&needle.to_ascii_lowercase())
+    })
+}
+
+fn number_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    }
+}
+
+fn bool_of(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => match s.as_str() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        },
+        Value::Number(n) if n.as_f64() == Some(1.0) => Some(true),
+        Value::Number(n) if n.as_f64() == Some(0.0) => Some(false),
+        _ => None,
+    }
+}
+
+/// Equality by the stored value's JSON type, so SQL can mirror it (`json_type` / `jsonb_typeof`):
+/// numbers numerically, booleans by truth value, text exactly (case-sensitive).
+fn equal(v: &Value, operand: &Value) -> bool {
+    match v {
+        Value::Null | Value::Object(_) | Value::Array(_) => false,
+        Value::Bool(b) => bool_of(operand) == Some(*b),
+        Value::Number(_) => number_of(v)
+            .zip(number_of(operand))
+            .is_some_and(|(a, b)| a == b),
+        Value::String(s) => text_of(operand).is_some_and(|o| *s == o),
+    }
+}
+
+/// Ordering by the stored value's JSON type: numbers numerically (a non-numeric operand never
+/// matches), text as text (normalized dates are ISO 8601, so they order correctly).
+fn compare(v: &Value, operand: &Value) -> Option<std::cmp::Ordering> {
+    match v {
+        Value::Number(_) => number_of(v)?.partial_cmp(&number_of(operand)?),
+        Value::String(s) => Some(s.as_str().cmp(text_of(operand)?.as_str())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> Result<Filter, PolicyError> {
+        Filter::from_query(pairs.iter().copied())
+    }
+
+    fn item(data: &Value) -> ItemRef<'_> {
+        ItemRef::data(data.as_object().unwrap())
+    }
+
+    #[test]
+    fn query_and_json_forms_build_the_same_ast() {
+        let from_query = q(&[
+            ("filter[status][_eq]", "published"),
+            ("filter[title]", "hello"),
+            ("filter[views][_gt]", "10"),
+            ("page", "2"),
+        ])
+        .unwrap();
+        let from_json = Filter::from_json(
+            "filter",
+            &json!({"status": {"_eq": "published"}, "title": "hello", "views": {"_gt": "10"}}),
+        )
+        .unwrap();
+        assert_eq!(from_query, from_json);
+        assert_eq!(from_query.conditions().len(), 3);
+        assert_eq!(
+            from_query.conditions()[1].op,
+            FilterOp::Contains("hello".into())
+        );
+    }
+
+    #[test]
+    fn every_operator_parses() {
+        let cases: &[(&str, &str, FilterOp)] = &[
+            ("filter[f][_contains]", "x", FilterOp::Contains("x".into())),
+            ("filter[f][_eq]", "x", FilterOp::Eq(json!("x"))),
+            ("filter[f][_neq]", "x", FilterOp::Neq(json!("x"))),
+            (
+                "filter[f][_in]",
+                "a, b,c",
+                FilterOp::In(vec![json!("a"), json!("b"), json!("c")]),
+            ),
+            ("filter[f][_gt]", "1", FilterOp::Gt(json!("1"))),
+            ("filter[f][_gte]", "1", FilterOp::Gte(json!("1"))),
+            ("filter[f][_lt]", "1", FilterOp::Lt(json!("1"))),
+            ("filter[f][_lte]", "1", FilterOp::Lte(json!("1"))),
+            ("filter[f][_null]", "1", FilterOp::Null),
+            ("filter[f][_null]", "0", FilterOp::NotNull),
+            ("filter[f][_nnull]", "1", FilterOp::NotNull),
+            ("filter[f][_nnull]", "false", FilterOp::Null),
+        ];
+        for (key, value, op) in cases {
+            let f = q(&[(key, value)]).unwrap();
+            assert_eq!(&f.conditions()[0].op, op, "{key}={value}");
+        }
+    }
+
+    #[test]
+    fn malformed_filters_name_the_parameter() {
+        let cases: &[(&str, &str)] = &[
+            ("filter[f][_like]", "x"),
+            ("filter[f", "x"),
+            ("filter[f][_eq][x]", "1"),
+            ("filter[][_eq]", "1"),
+            ("filter[a-b][_eq]", "1"),
+            ("filter[f][_null]", "maybe"),
+            ("filter", "x"),
+        ];
+        for (key, value) in cases {
+            match q(&[(key, value)]) {
+                Err(PolicyError::InvalidFilter { param, .. }) => assert_eq!(param, *key),
+                other => panic!("{key}: {other:?}"),
+            }
+        }
+        assert!(Filter::from_json("item_filter", &json!([1])).is_err());
+        assert!(Filter::from_json("item_filter", &json!({"f": {"_eq": [1]}})).is_err());
+        let err = Filter::from_json("item_filter", &json!({"f": {"_foo": 1}})).unwrap_err();
+        assert_eq!(
+            err.to_string().split(':').next().unwrap(),
+            "item_filter[f][_foo]"
+        );
+    }
+
+    #[test]
+    fn too_many_conditions_are_refused() {
+        let keys: Vec<String> = (0..=MAX_CONDITIONS)
+            .map(|i| format!("filter[f{i}][_eq]"))
+            .collect();
+        let pairs: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), "1")).collect();
+        assert!(Filter::from_query(pairs.iter().copied()).is_err());
+        assert!(Filter::from_query(pairs.iter().take(MAX_CONDITIONS).copied()).is_ok());
+    }
+
+    #[test]
+    fn other_parameters_are_ignored() {
+        let f = q(&[("filters", "x"), ("page", "1"), ("sort", "-id")]).unwrap();
+        assert!(f.is_empty());
+    }
+
+    /// Semantics table: (query, item data, expected).
+    #[test]
+    fn evaluation_semantics() {
+        let data = json!({
+            "title": "Hello World", "views": 42, "price": 9.5, "flag": true, "tags": ["a", "b"],
+            "empty": "", "none": null, "when": "2024-05-01T10:00:00Z", "code": "42"
+        });
+        let rows: &[(&str, &str, bool)] = &[
+            ("filter[title]", "world", true),
+            ("filter[title][_contains]", "WORLD", true),
+            ("filter[title][_contains]", "planet", false),
+            ("filter[tags][_contains]", "a", true),
+            ("filter[views][_contains]", "4", true),
+            ("filter[title][_eq]", "Hello World", true),
+            ("filter[title][_eq]", "hello world", false),
+            ("filter[views][_eq]", "42", true),
+            ("filter[views][_eq]", "42.0", true),
+            ("filter[flag][_eq]", "true", true),
+            ("filter[flag][_eq]", "1", true),
+            ("filter[flag][_eq]", "false", false),
+            ("filter[tags][_eq]", "b", true),
+            ("filter[title][_neq]", "x", true),
+            ("filter[none][_neq]", "x", true),
+            ("filter[missing][_neq]", "x", true),
+            ("filter[views][_neq]", "42", false),
+            ("filter[views][_in]", "1,42,3", true),
+            ("filter[views][_in]", "1,2", false),
+            ("filter[tags][_in]", "x,b", true),
+            ("filter[views][_gt]", "10", true),
+            ("filter[views][_gt]", "42", false),
+            ("filter[views][_gte]", "42", true),
+            ("filter[views][_lt]", "100", true),
+            ("filter[views][_lt]", "9", false),
+            ("filter[price][_lte]", "9.5", true),
+            // Text compares as text even when it looks numeric: "42" < "5".
+            ("filter[code][_gt]", "5", false),
+            ("filter[code][_eq]", "42", true),
+            ("filter[views][_gt]", "abc", false),
+            ("filter[when][_gt]", "2024-01-01", true),
+            ("filter[when][_lt]", "2024-01-01", false),
+            ("filter[none][_gt]", "0", false),
+            ("filter[missing][_lt]", "0", false),
+            ("filter[none][_null]", "1", true),
+            ("filter[missing][_null]", "1", true),
+            ("filter[empty][_null]", "1", true),
+            ("filter[title][_null]", "1", false),
+            ("filter[title][_nnull]", "1", true),
+            ("filter[none][_nnull]", "1", false),
+        ];
+        for (key, value, expected) in rows {
+            let f = q(&[(key, value)]).unwrap();
+            assert_eq!(f.matches(&item(&data)), *expected, "{key}={value}");
+        }
+    }
+
+    #[test]
+    fn conditions_are_anded_and_system_keys_read_the_item() {
+        let data = json!({"status": "published", "views": 5});
+        let f = q(&[
+            ("filter[status][_eq]", "published"),
+            ("filter[views][_gt]", "10"),
+        ])
+        .unwrap();
+        assert!(!f.matches(&item(&data)));
+        let f = q(&[
+            ("filter[id][_gt]", "5"),
+            ("filter[created_at][_gte]", "2024-01-01"),
+        ])
+        .unwrap();
+        let map = data.as_object().unwrap();
+        let with_keys = ItemRef {
+            id: Some(7),
+            created_at: Some("2024-02-01T00:00:00Z"),
+            updated_at: None,
+            data: map,
+        };
+        assert!(f.matches(&with_keys));
+        assert!(!f.matches(&ItemRef {
+            id: Some(3),
+            ..with_keys
+        }));
+        assert_eq!(f.conditions()[0].field, FilterField::Id);
+    }
+
+    #[test]
+    fn and_combines_request_and_role_filters() {
+        let request = q(&[("filter[views][_gt]", "1")]).unwrap();
+        let role =
+            Filter::from_json("item_filter", &json!({"status": {"_eq": "published"}})).unwrap();
+        let both = request.and(&role);
+        assert_eq!(both.conditions().len(), 2);
+        assert!(both.matches(&item(&json!({"views": 2, "status": "published"}))));
+        assert!(!both.matches(&item(&json!({"views": 2, "status": "draft"}))));
+        assert!(Filter::default().matches(&item(&json!({}))));
+    }
+}

@@ -1,0 +1,355 @@
+//! API keys: secrets, their stored form, verification and IP allowlists.
+//!
+//! A secret is `ek_` followed by at least 32 URL-safe characters; generated ones carry 32 random
+//! bytes (256 bits) as 43 base64url characters. The database never holds the secret:
+//! - a [`KeyId`], the first 12 characters after `ek_`, is stored in clear in a unique index, so a
+//!   request finds its key with one indexed lookup, never a scan;
+//! - a [`KeyDigest`], SHA-256 of the whole secret, is compared in constant time (`subtle`).
+//!
+//! SHA-256 rather than argon2 or bcrypt: those exist to slow down guessing of low-entropy
+//! passwords. A 256-bit random secret cannot be guessed, so a slow hash would only add tens of
+//! milliseconds and a denial-of-service lever to every API request.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ipnet::IpNet;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use time::OffsetDateTime;
+
+use crate::PolicyError;
+
+const PREFIX: &str = "ek_";
+const MIN_BODY: usize = 32;
+const MAX_BODY: usize = 256;
+const ID_LEN: usize = 12;
+
+/// A key secret as presented or generated. `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKeySecret(String);
+
+impl ApiKeySecret {
+    /// # Errors
+    /// When the secret lacks the `ek_` prefix, is shorter than 32 characters after it, longer
+    /// than 256, or uses characters outside URL-safe base64 (`A-Z a-z 0-9 - _`), which hex is a
+    /// subset of.
+    pub fn parse(raw: &str) -> Result<Self, PolicyError> {
+        let body = raw
+            .strip_prefix(PREFIX)
+            .ok_or(PolicyError::InvalidSecret("it must start with ek_"))?;
+        if body.len() < MIN_BODY {
+            return Err(PolicyError::InvalidSecret(
+                "it needs at least 32 characters after ek_",
+            ));
+        }
+        if body.len() > MAX_BODY {
+            return Err(PolicyError::InvalidSecret(
+                "it is longer than 256 characters",
+            ));
+        }
+        if !body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(PolicyError::InvalidSecret(
+                "use URL-safe base64 or hex characters only",
+            ));
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    /// A fresh secret from the operating system's random source.
+    ///
+    /// # Errors
+    /// When the OS random source fails (then no key must be created).
+    pub fn generate() -> Result<Self, PolicyError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes)
+            .map_err(|_| PolicyError::InvalidSecret("the OS random source failed"))?;
+        Ok(Self(format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes))))
+    }
+
+    /// The secret itself, to show once on creation.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The public lookup identifier.
+    #[must_use]
+    pub fn key_id(&self) -> KeyId {
+        KeyId(
+            self.0
+                .get(PREFIX.len()..PREFIX.len() + ID_LEN)
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    }
+
+    /// The stored digest.
+    #[must_use]
+    pub fn digest(&self) -> KeyDigest {
+        KeyDigest(Sha256::digest(self.0.as_bytes()).into())
+    }
+}
+
+impl fmt::Debug for ApiKeySecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ek_…****")
+    }
+}
+
+impl fmt::Display for ApiKeySecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ek_…****")
+    }
+}
+
+/// The indexed, non-secret identifier of a key (12 characters after `ek_`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyId(String);
+
+impl KeyId {
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A stored identifier, as read back from the database.
+    #[must_use]
+    pub fn from_stored(raw: &str) -> Self {
+        Self(raw.to_owned())
+    }
+}
+
+/// SHA-256 of a secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyDigest([u8; 32]);
+
+impl KeyDigest {
+    #[must_use]
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// # Errors
+    /// When `raw` is not 64 hex digits.
+    pub fn from_hex(raw: &str) -> Result<Self, PolicyError> {
+        let mut out = [0u8; 32];
+        hex::decode_to_slice(raw, &mut out)
+            .map_err(|_| PolicyError::InvalidSecret("stored digest is not 64 hex digits"))?;
+        Ok(Self(out))
+    }
+
+    fn matches(&self, other: &Self) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl fmt::Debug for KeyDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "KeyDigest({}…)",
+            self.to_hex().get(..8).unwrap_or_default()
+        )
+    }
+}
+
+/// IPs and CIDR ranges a key may be used from (`ipnet`). Empty means any address.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IpAllowlist(Vec<IpNet>);
+
+impl IpAllowlist {
+    /// Parses entries such as `127.0.0.1`, `10.0.0.0/8`, `::1/128`.
+    ///
+    /// # Errors
+    /// The first entry that is neither an address nor a CIDR range.
+    pub fn parse<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<Self, PolicyError> {
+        let mut list = Vec::new();
+        for entry in entries {
+            let trimmed = entry.trim();
+            let net = trimmed
+                .parse::<IpNet>()
+                .or_else(|_| trimmed.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| PolicyError::InvalidIp {
+                    entry: entry.to_owned(),
+                })?;
+            list.push(net.trunc());
+        }
+        Ok(Self(list))
+    }
+
+    #[must_use]
+    pub fn entries(&self) -> Vec<String> {
+        self.0.iter().map(ToString::to_string).collect()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `ip` may use the key. IPv4-mapped IPv6 peers (`::ffff:10.0.0.1`) count as IPv4.
+    #[must_use]
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.0.is_empty() || self.0.iter().any(|net| net.contains(&ip))
+    }
+}
+
+/// A stored key as the policy needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRecord {
+    pub key_id: KeyId,
+    pub digest: KeyDigest,
+    /// The name of the role the key acts under.
+    pub role: String,
+    pub ip_allowlist: IpAllowlist,
+    pub expires_at: Option<OffsetDateTime>,
+    pub revoked: bool,
+}
+
+/// The outcome of checking a presented secret against a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCheck {
+    Valid,
+    WrongSecret,
+    Revoked,
+    Expired,
+}
+
+impl KeyRecord {
+    /// Constant-time digest comparison first, then revocation and expiry (an `expires_at` at or
+    /// before `now` no longer authenticates).
+    #[must_use]
+    pub fn check(&self, secret: &ApiKeySecret, now: OffsetDateTime) -> KeyCheck {
+        if secret.key_id() != self.key_id || !self.digest.matches(&secret.digest()) {
+            KeyCheck::WrongSecret
+        } else if self.revoked {
+            KeyCheck::Revoked
+        } else if self.expires_at.is_some_and(|t| t <= now) {
+            KeyCheck::Expired
+        } else {
+            KeyCheck::Valid
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::*;
+
+    #[test]
+    fn secrets_parse_and_generate() {
+        let fixed = "ek_0123456789abcdef0123456789abcdef";
+        let s = ApiKeySecret::parse(fixed).unwrap();
+        assert_eq!(s.key_id().as_str(), "0123456789ab");
+        assert_eq!(format!("{s:?}"), "ek_…****");
+        assert_eq!(s.to_string(), "ek_…****");
+        for bad in [
+            "",
+            "0123456789abcdef0123456789abcdef",
+            "ek_short",
+            "ek_0123456789abcdef0123456789abcde!",
+            "EK_0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(ApiKeySecret::parse(bad).is_err(), "{bad}");
+        }
+        assert!(ApiKeySecret::parse(&format!("ek_{}", "a".repeat(257))).is_err());
+        let g = ApiKeySecret::generate().unwrap();
+        assert_eq!(g.expose().len(), 3 + 43);
+        assert!(ApiKeySecret::parse(g.expose()).is_ok());
+        assert_ne!(g, ApiKeySecret::generate().unwrap());
+    }
+
+    #[test]
+    fn digests_round_trip_and_never_show_the_secret() {
+        let s = ApiKeySecret::parse("ek_0123456789abcdef0123456789abcdef").unwrap();
+        let d = s.digest();
+        assert_eq!(KeyDigest::from_hex(&d.to_hex()).unwrap(), d);
+        assert!(!d.to_hex().contains("0123456789abcdef"));
+        assert!(KeyDigest::from_hex("zz").is_err());
+    }
+
+    fn record(secret: &ApiKeySecret) -> KeyRecord {
+        KeyRecord {
+            key_id: secret.key_id(),
+            digest: secret.digest(),
+            role: "editor".into(),
+            ip_allowlist: IpAllowlist::default(),
+            expires_at: None,
+            revoked: false,
+        }
+    }
+
+    #[test]
+    fn check_order_and_outcomes() {
+        let now = datetime!(2026-11-23 10:00 UTC);
+        let s = ApiKeySecret::parse("ek_0123456789abcdef0123456789abcdef").unwrap();
+        let other = ApiKeySecret::parse("ek_0123456789abXXXXXXXXXXXXXXXXXXXX").unwrap();
+        let r = record(&s);
+        assert_eq!(r.check(&s, now), KeyCheck::Valid);
+        assert_eq!(r.check(&other, now), KeyCheck::WrongSecret);
+        assert_eq!(
+            KeyRecord {
+                revoked: true,
+                ..r.clone()
+            }
+            .check(&s, now),
+            KeyCheck::Revoked
+        );
+        assert_eq!(
+            KeyRecord {
+                expires_at: Some(now),
+                ..r.clone()
+            }
+            .check(&s, now),
+            KeyCheck::Expired
+        );
+        assert_eq!(
+            KeyRecord {
+                expires_at: Some(datetime!(2026-11-24 0:00 UTC)),
+                ..r.clone()
+            }
+            .check(&s, now),
+            KeyCheck::Valid
+        );
+        // A wrong secret never learns whether the key was revoked.
+        assert_eq!(
+            KeyRecord { revoked: true, ..r }.check(&other, now),
+            KeyCheck::WrongSecret
+        );
+    }
+
+    #[test]
+    fn ip_allowlists() {
+        let list =
+            IpAllowlist::parse(["127.0.0.1/32", "::1/128", "10.1.0.0/16", "192.168.1.7"]).unwrap();
+        let rows = [
+            ("127.0.0.1", true),
+            ("127.0.0.2", false),
+            ("::1", true),
+            ("::2", false),
+            ("10.1.200.3", true),
+            ("10.2.0.1", false),
+            ("192.168.1.7", true),
+            ("::ffff:10.1.0.9", true),
+        ];
+        for (ip, allowed) in rows {
+            assert_eq!(list.allows(ip.parse().unwrap()), allowed, "{ip}");
+        }
+        assert!(IpAllowlist::default().allows("8.8.8.8".parse().unwrap()));
+        assert!(IpAllowlist::parse(["10.0.0.0/33"]).is_err());
+        assert!(IpAllowlist::parse(["localhost"]).is_err());
+        assert_eq!(
+            IpAllowlist::parse(["10.1.2.3/8"]).unwrap().entries(),
+            ["10.0.0.0/8"]
+        );
+    }
+}
