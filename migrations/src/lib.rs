@@ -1,8 +1,7 @@
 //! Vellum's database schema, as sea-orm migrations shared by SQLite and PostgreSQL.
 //!
 //! [`Migrator`] lists every migration in order; `vellum-admin migrate` (and, later, `vellum-server`
-//! on start) applies the pending ones. The list is empty until the first tables arrive (planned:
-//! issue 5).
+//! on start) applies the pending ones.
 //!
 //! Migrations are written with the schema builder so both backends share them; a migration branches
 //! on the backend only where the SQL truly differs, and says why in a comment. This crate must never
@@ -12,6 +11,8 @@
 pub use sea_orm_migration::{DbErr, MigratorTrait};
 use sea_orm_migration::{MigrationTrait, async_trait::async_trait};
 
+mod m20261123_000001_initial_schema;
+
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Migrator;
@@ -19,7 +20,7 @@ pub struct Migrator;
 #[async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        Vec::new()
+        vec![Box::new(m20261123_000001_initial_schema::Migration)]
     }
 }
 

@@ -37,16 +37,25 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn migrating_a_fresh_database_reports_the_applied_migrations_as_json() {
+    async fn migrating_reports_what_it_applied_and_a_second_run_applies_nothing() {
+        let dir = tempfile::tempdir().unwrap();
         let database = DatabaseArgs {
-            database_url: "sqlite::memory:".to_owned(),
+            database_url: format!("sqlite://{}?mode=rwc", dir.path().join("v.db").display()),
         };
         let mut out = Vec::new();
         run(&database, &Args {}, &mut out, &mut Vec::new())
             .await
             .unwrap();
         let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        // No migrations exist yet (planned: issue 5); this changes when the first one lands.
+        assert_eq!(
+            report,
+            serde_json::json!({ "applied": ["m20261123_000001_initial_schema"] })
+        );
+        let mut again = Vec::new();
+        run(&database, &Args {}, &mut again, &mut Vec::new())
+            .await
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&again).unwrap();
         assert_eq!(report, serde_json::json!({ "applied": [] }));
     }
 

@@ -1,6 +1,7 @@
 //! Vellum's persistence: sea-orm repositories on SQLite and PostgreSQL, and the blob store.
 //!
-//! Today it only opens database connections. Planned (issue 5): entities and their mapping to and
+//! Today it opens connections, applies the schema ([`migrate`]) and gives tests a fresh database
+//! on either backend (`testing::TestDb`, feature `testing`). Planned (issue 5): entities and their mapping to and
 //! from `vellum-domain` types (`From` / `TryFrom`, owned here), repositories whose write paths take a
 //! capability issued by `vellum-policy`, the `unique` checks the domain crate reports, compilation
 //! of policy filters to SQL, and the local blob store under `VELLUM_FILES_DIR`.
@@ -10,6 +11,10 @@
 //! in one transaction.
 
 use sea_orm::{Database, DatabaseConnection, DbErr};
+use vellum_migration::{Migrator, MigratorTrait};
+
+#[cfg(feature = "testing")]
+pub mod testing;
 
 /// Everything that can go wrong in the storage layer.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +24,18 @@ pub enum StorageError {
     /// of the message on purpose: it may carry a password.
     #[error("could not connect to the database")]
     Connect(#[source] DbErr),
+    /// Applying the schema failed.
+    #[error("could not migrate the database")]
+    Migrate(#[source] DbErr),
+}
+
+/// Applies every pending migration (idempotent: nothing happens when the schema is current).
+///
+/// # Errors
+/// [`StorageError::Migrate`] when a migration fails; it runs in its own transaction where the
+/// backend supports transactional DDL (PostgreSQL), so a failure leaves the previous schema.
+pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
+    Migrator::up(db, None).await.map_err(StorageError::Migrate)
 }
 
 /// Opens a connection pool to `url`: `sqlite://…` (the embedded default) or `postgres://…`.

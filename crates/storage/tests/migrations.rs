@@ -1,0 +1,147 @@
+//! The schema on both backends: applied from empty, applied twice (idempotent), rolled back and
+//! applied again. Runs on SQLite always and on PostgreSQL when `VELLUM_TEST_POSTGRES_URL` is set.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use sea_orm::{ConnectionTrait, DbBackend, Statement};
+use vellum_migration::{Migrator, MigratorTrait};
+use vellum_storage::testing::{POSTGRES_ENV, TestDb};
+
+const TABLES: [&str; 19] = [
+    "api_keys",
+    "collection_grants",
+    "collections",
+    "fields",
+    "file_grants",
+    "file_transforms",
+    "files",
+    "group_users",
+    "groups",
+    "item_links",
+    "item_revisions",
+    "items",
+    "permissions",
+    "role_groups",
+    "role_permissions",
+    "roles",
+    "settings",
+    "user_roles",
+    "users",
+];
+
+async fn tables(db: &TestDb) -> Vec<String> {
+    let sql = match db.backend() {
+        DbBackend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'seaql_migrations' ORDER BY name"
+        }
+        _ => {
+            "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name <> 'seaql_migrations' ORDER BY table_name"
+        }
+    };
+    let rows = db
+        .conn
+        .query_all_raw(Statement::from_string(db.backend(), sql))
+        .await
+        .unwrap();
+    rows.iter()
+        .map(|r| r.try_get::<String>("", "name").unwrap())
+        .collect()
+}
+
+async fn check(db: TestDb) {
+    assert_eq!(tables(&db).await, TABLES, "{:?}", db.backend());
+    // Applying again changes nothing.
+    Migrator::up(&db.conn, None).await.unwrap();
+    assert!(
+        Migrator::get_pending_migrations(&db.conn)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(tables(&db).await, TABLES);
+    // Down removes every table; up restores them.
+    Migrator::down(&db.conn, None).await.unwrap();
+    assert!(tables(&db).await.is_empty(), "{:?}", tables(&db).await);
+    Migrator::up(&db.conn, None).await.unwrap();
+    assert_eq!(tables(&db).await, TABLES);
+}
+
+#[tokio::test]
+async fn schema_on_sqlite() {
+    check(TestDb::sqlite().await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn schema_on_postgres_when_configured() {
+    let Ok(url) = std::env::var(POSTGRES_ENV) else {
+        eprintln!("{POSTGRES_ENV} not set: PostgreSQL variant not run");
+        return;
+    };
+    let db = TestDb::postgres(&url).await.unwrap();
+    let name: String = {
+        let row = db
+            .conn
+            .query_one_raw(Statement::from_string(
+                DbBackend::Postgres,
+                "SELECT current_database() AS name",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        row.try_get("", "name").unwrap()
+    };
+    assert!(name.starts_with("vellum_test_"));
+    check(db).await;
+    // The per-test database is gone after drop.
+    let admin = vellum_storage::connect(&url).await.unwrap();
+    let left = admin
+        .query_all_raw(Statement::from_string(
+            DbBackend::Postgres,
+            format!("SELECT 1 FROM pg_database WHERE datname = '{name}'"),
+        ))
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{name} was not dropped");
+}
+
+#[tokio::test]
+async fn foreign_keys_cascade_on_sqlite_and_postgres() {
+    let db = TestDb::new().await.unwrap();
+    let b = db.backend();
+    if b == DbBackend::Sqlite {
+        db.conn
+            .execute_unprepared("PRAGMA foreign_keys = ON")
+            .await
+            .unwrap();
+    }
+    db.conn
+        .execute_unprepared("INSERT INTO collections (slug, name, is_singleton, created_at, updated_at) VALUES ('a', 'A', false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)")
+        .await
+        .unwrap();
+    db.conn
+        .execute_unprepared("INSERT INTO items (collection_id, data) SELECT id, '{}' FROM collections WHERE slug = 'a'")
+        .await
+        .unwrap();
+    // A duplicate slug is refused by the unique index.
+    let dup = db.conn
+        .execute_unprepared("INSERT INTO collections (slug, name, is_singleton, created_at, updated_at) VALUES ('a', 'B', false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)")
+        .await;
+    assert!(dup.is_err());
+    db.conn
+        .execute_unprepared("DELETE FROM collections WHERE slug = 'a'")
+        .await
+        .unwrap();
+    let left = db
+        .conn
+        .query_all_raw(Statement::from_string(b, "SELECT id FROM items"))
+        .await
+        .unwrap();
+    assert!(
+        left.is_empty(),
+        "items of a deleted collection must cascade"
+    );
+}
