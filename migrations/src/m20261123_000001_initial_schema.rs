@@ -234,6 +234,36 @@ fn fk(
         .take()
 }
 
+/// A many-to-many link table: two integer columns forming the primary key, each a foreign key
+/// to its parent's `id` that cascades on delete.
+fn link_table(
+    table: impl IntoIden,
+    left: (impl IntoIden, impl IntoIden, &str),
+    right: (impl IntoIden, impl IntoIden, &str),
+) -> TableCreateStatement {
+    let table = table.into_iden();
+    let (l_col, r_col) = (left.0.into_iden(), right.0.into_iden());
+    Table::create()
+        .table(table.clone())
+        .if_not_exists()
+        .col(integer(l_col.clone()))
+        .col(integer(r_col.clone()))
+        .primary_key(Index::create().col(l_col.clone()).col(r_col.clone()))
+        .foreign_key(&mut fk(
+            left.2,
+            (table.clone(), l_col),
+            (left.1, Alias::new("id")),
+            ForeignKeyAction::Cascade,
+        ))
+        .foreign_key(&mut fk(
+            right.2,
+            (table, r_col),
+            (right.1, Alias::new("id")),
+            ForeignKeyAction::Cascade,
+        ))
+        .take()
+}
+
 fn index(name: &str, table: impl IntoIden, cols: &[&str], unique: bool) -> IndexCreateStatement {
     let mut stmt = Index::create()
         .name(name)
@@ -288,31 +318,11 @@ impl MigrationTrait for Migration {
         )
         .await?;
 
-        m.create_table(
-            Table::create()
-                .table(GroupUsers::Table)
-                .if_not_exists()
-                .col(integer(GroupUsers::GroupId))
-                .col(integer(GroupUsers::UserId))
-                .primary_key(
-                    Index::create()
-                        .col(GroupUsers::GroupId)
-                        .col(GroupUsers::UserId),
-                )
-                .foreign_key(&mut fk(
-                    "fk_group_users_group",
-                    (GroupUsers::Table, GroupUsers::GroupId),
-                    (Groups::Table, Groups::Id),
-                    Cascade,
-                ))
-                .foreign_key(&mut fk(
-                    "fk_group_users_user",
-                    (GroupUsers::Table, GroupUsers::UserId),
-                    (Users::Table, Users::Id),
-                    Cascade,
-                ))
-                .take(),
-        )
+        m.create_table(link_table(
+            GroupUsers::Table,
+            (GroupUsers::GroupId, Groups::Table, "fk_group_users_group"),
+            (GroupUsers::UserId, Users::Table, "fk_group_users_user"),
+        ))
         .await?;
 
         m.create_table(
@@ -337,85 +347,33 @@ impl MigrationTrait for Migration {
         )
         .await?;
 
-        m.create_table(
-            Table::create()
-                .table(RolePermissions::Table)
-                .if_not_exists()
-                .col(integer(RolePermissions::RoleId))
-                .col(integer(RolePermissions::PermissionId))
-                .primary_key(
-                    Index::create()
-                        .col(RolePermissions::RoleId)
-                        .col(RolePermissions::PermissionId),
-                )
-                .foreign_key(&mut fk(
-                    "fk_role_permissions_role",
-                    (RolePermissions::Table, RolePermissions::RoleId),
-                    (Roles::Table, Roles::Id),
-                    Cascade,
-                ))
-                .foreign_key(&mut fk(
-                    "fk_role_permissions_permission",
-                    (RolePermissions::Table, RolePermissions::PermissionId),
-                    (Permissions::Table, Permissions::Id),
-                    Cascade,
-                ))
-                .take(),
-        )
+        m.create_table(link_table(
+            RolePermissions::Table,
+            (
+                RolePermissions::RoleId,
+                Roles::Table,
+                "fk_role_permissions_role",
+            ),
+            (
+                RolePermissions::PermissionId,
+                Permissions::Table,
+                "fk_role_permissions_permission",
+            ),
+        ))
         .await?;
 
-        m.create_table(
-            Table::create()
-                .table(RoleGroups::Table)
-                .if_not_exists()
-                .col(integer(RoleGroups::RoleId))
-                .col(integer(RoleGroups::GroupId))
-                .primary_key(
-                    Index::create()
-                        .col(RoleGroups::RoleId)
-                        .col(RoleGroups::GroupId),
-                )
-                .foreign_key(&mut fk(
-                    "fk_role_groups_role",
-                    (RoleGroups::Table, RoleGroups::RoleId),
-                    (Roles::Table, Roles::Id),
-                    Cascade,
-                ))
-                .foreign_key(&mut fk(
-                    "fk_role_groups_group",
-                    (RoleGroups::Table, RoleGroups::GroupId),
-                    (Groups::Table, Groups::Id),
-                    Cascade,
-                ))
-                .take(),
-        )
+        m.create_table(link_table(
+            RoleGroups::Table,
+            (RoleGroups::RoleId, Roles::Table, "fk_role_groups_role"),
+            (RoleGroups::GroupId, Groups::Table, "fk_role_groups_group"),
+        ))
         .await?;
 
-        m.create_table(
-            Table::create()
-                .table(UserRoles::Table)
-                .if_not_exists()
-                .col(integer(UserRoles::UserId))
-                .col(integer(UserRoles::RoleId))
-                .primary_key(
-                    Index::create()
-                        .col(UserRoles::UserId)
-                        .col(UserRoles::RoleId),
-                )
-                .foreign_key(&mut fk(
-                    "fk_user_roles_user",
-                    (UserRoles::Table, UserRoles::UserId),
-                    (Users::Table, Users::Id),
-                    Cascade,
-                ))
-                .foreign_key(&mut fk(
-                    "fk_user_roles_role",
-                    (UserRoles::Table, UserRoles::RoleId),
-                    (Roles::Table, Roles::Id),
-                    Cascade,
-                ))
-                .take(),
-        )
+        m.create_table(link_table(
+            UserRoles::Table,
+            (UserRoles::UserId, Users::Table, "fk_user_roles_user"),
+            (UserRoles::RoleId, Roles::Table, "fk_user_roles_role"),
+        ))
         .await?;
 
         m.create_table(
