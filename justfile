@@ -28,3 +28,8 @@ deny:
 # Run the server on the embedded SQLite default, with the demo data.
 run:
     cargo run --release -p vellum-server -- --demo
+
+# Storage benchmark (list with a two-field filter, show by id) on a fresh SQLite file; pass
+# `--database-url postgres://…` for PostgreSQL. See bench/README.md.
+bench-storage *ARGS:
+    cargo run --release -p vellum-bench --bin vellum-bench-storage -- {{ARGS}}

@@ -12,6 +12,7 @@ pub use sea_orm_migration::{DbErr, MigratorTrait};
 use sea_orm_migration::{MigrationTrait, async_trait::async_trait};
 
 mod m20261123_000001_initial_schema;
+mod m20261123_000002_item_unique_values;
 
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
@@ -20,7 +21,10 @@ pub struct Migrator;
 #[async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261123_000001_initial_schema::Migration)]
+        vec![
+            Box::new(m20261123_000001_initial_schema::Migration),
+            Box::new(m20261123_000002_item_unique_values::Migration),
+        ]
     }
 }
 

@@ -1,33 +1,35 @@
-//! Vellum's persistence: sea-orm repositories on SQLite and PostgreSQL, and the blob store.
+//! Vellum's persistence: async repositories on SQLite and PostgreSQL (through sea-orm), and the
+//! blob store for files' bytes.
 //!
-//! Today it opens connections, applies the schema ([`migrate`]) and gives tests a fresh database
-//! on either backend (`testing::TestDb`, feature `testing`). Planned (issue 5): entities and their mapping to and
-//! from `vellum-domain` types (`From` / `TryFrom`, owned here), repositories whose write paths take a
-//! capability issued by `vellum-policy`, the `unique` checks the domain crate reports, compilation
-//! of policy filters to SQL, and the local blob store under `VELLUM_FILES_DIR`.
+//! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`access`],
+//! [`project`], [`blob`]); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
+//! the pool or inside a caller's transaction. The policy crate's filters are compiled to SQL here
+//! with the evaluator's exact semantics; `unique` values are claimed under a unique index so
+//! concurrent writers cannot both win. `testing::TestDb` (feature `testing`) gives each test a
+//! fresh database on either backend.
 //!
 //! This crate must never know about HTTP (no actix-web, no status codes) and must never decide
-//! access on its own: it enforces the decisions `vellum-policy` hands it. Every multi-row write runs
-//! in one transaction.
+//! access on its own: item writes take the `Authorized<ItemWrite>` capability `vellum-policy`
+//! issued and enforce what it carries. Every multi-row write runs in one transaction.
 
-use sea_orm::{Database, DatabaseConnection, DbErr};
+use sea_orm::{ConnectOptions, Database};
 use vellum_migration::{Migrator, MigratorTrait};
 
+pub mod access;
+pub mod blob;
+pub mod collections;
+mod error;
+pub mod files;
+mod filter_sql;
+pub mod items;
+pub mod links;
+pub mod project;
+mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-/// Everything that can go wrong in the storage layer.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StorageError {
-    /// The database could not be reached or the URL was not understood. The URL itself is left out
-    /// of the message on purpose: it may carry a password.
-    #[error("could not connect to the database")]
-    Connect(#[source] DbErr),
-    /// Applying the schema failed.
-    #[error("could not migrate the database")]
-    Migrate(#[source] DbErr),
-}
+pub use error::StorageError;
+pub use sea_orm::{DatabaseConnection, DbBackend};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
 ///
@@ -45,7 +47,26 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
 /// [`StorageError::Connect`] when the URL is malformed, names an unsupported backend, or the
 /// database does not answer.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
-    Database::connect(url).await.map_err(StorageError::Connect)
+    use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+    let mut options = ConnectOptions::new(url);
+    // Statements are traced by the repositories with their ids; sqlx's own per-statement INFO
+    // lines would flood the log and may carry bound values.
+    options.sqlx_logging(false);
+    options.map_sqlx_sqlite_opts(|o| {
+        // WAL: readers and the writer stop blocking each other, which a server with concurrent
+        // requests needs. NORMAL is durable across application crashes in WAL mode. A 64 MiB
+        // page cache and memory-mapped reads keep a 100k-item collection's scan in memory
+        // instead of re-reading pages through syscalls on every filtered list.
+        o.journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .pragma("cache_size", "-65536")
+            .pragma("mmap_size", "268435456")
+            .foreign_keys(true)
+    });
+    Database::connect(options)
+        .await
+        .map_err(StorageError::Connect)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 19] = [
+const TABLES: [&str; 20] = [
     "api_keys",
     "collection_grants",
     "collections",
@@ -23,6 +23,7 @@ const TABLES: [&str; 19] = [
     "groups",
     "item_links",
     "item_revisions",
+    "item_unique_values",
     "items",
     "permissions",
     "role_groups",

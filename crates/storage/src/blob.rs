@@ -1,0 +1,612 @@
+//! Where the bytes of uploaded files live.
+//!
+//! The database only records a file's metadata and its blob key; the bytes go to a [`BlobStore`].
+//! The trait is small on purpose: the HTTP layer needs to stream an upload in and a (ranged)
+//! download out, and the imaging layer needs to park small derived images under keys it chooses.
+//! Anything richer (listing, presigned URLs) would tie callers to one backend.
+//!
+//! [`ObjectBlobStore`] implements it on the `object_store` crate, so the local directory
+//! (`VELLUM_FILES_DIR`) and an S3-compatible bucket behave the same way, down to the tests.
+//!
+//! Uploads are content-addressed (`sha256/<2 hex>/<64 hex>`): the key is only known once the last
+//! byte is read, so an upload is first streamed to a temporary object under `tmp/` and moved into
+//! place at the end. Identical files therefore share one blob, and a failed or oversized upload
+//! never leaves a half-written object under a key someone could read.
+//!
+//! Errors are logged at `debug` only: most of them (a too-large upload, a missing blob) are the
+//! caller's business, and the HTTP layer logs the ones that matter once, with the request id.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{
+    GetOptions, MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload, PutResult, UploadPart,
+    WriteMultipart,
+};
+use sha2::{Digest, Sha256};
+use tracing::instrument;
+
+use crate::StorageError;
+
+/// Prefix of uploads in progress. Reserved: callers cannot name keys under it, so a derived blob
+/// can never collide with (or be swept away as) a temporary upload.
+const TEMP_PREFIX: &str = "tmp";
+
+/// Prefix of content-addressed blobs, named after the hash so that a later change of algorithm can
+/// live beside the old blobs instead of replacing them.
+const CONTENT_PREFIX: &str = "sha256";
+
+/// S3 rejects multipart parts under 5 MiB (except the last), so that is the floor for any store
+/// that might be remote.
+const REMOTE_PART_SIZE: usize = 5 * 1024 * 1024;
+
+/// The local filesystem has no minimum part size; smaller parts bound the memory an upload holds.
+const LOCAL_PART_SIZE: usize = 1024 * 1024;
+
+/// How many parts may be in flight at once. With one part being filled, an upload holds at most
+/// `(MAX_PARTS_IN_FLIGHT + 1) * part_size` bytes, whatever the file's size.
+const MAX_PARTS_IN_FLIGHT: usize = 2;
+
+/// S3's limit on key length; enforced for every backend so that a key that works locally also
+/// works in a bucket.
+const MAX_KEY_LEN: usize = 1024;
+
+/// A blob written by [`BlobStore::put_stream`]: what the files table records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBlob {
+    /// The key to read the blob back with (`sha256/<first 2 hex>/<full hex>`).
+    pub key: String,
+    /// SHA-256 of the content, lowercase hex: the file's checksum and the base of derived keys.
+    pub sha256: String,
+    /// Number of bytes, counted while streaming (the client's `Content-Length` is not trusted).
+    pub size: u64,
+}
+
+/// A blob being read. The total `size` is given beside the stream because a ranged response
+/// needs it for `Content-Range` before the first byte is sent.
+pub struct BlobStream {
+    /// Size of the whole object, whatever range was asked for.
+    pub size: u64,
+    /// The bytes actually streamed, half-open. Equal to the requested range unless it ran past the
+    /// end of the object, in which case it is cut at `size` (as HTTP range requests are).
+    pub range: Range<u64>,
+    /// The bytes of `range`. An error here means the backend failed mid-read; the response is
+    /// already under way, so the caller can only abort it.
+    pub stream: BoxStream<'static, Result<Bytes, StorageError>>,
+}
+
+impl std::fmt::Debug for BlobStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobStream")
+            .field("size", &self.size)
+            .field("range", &self.range)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Storage for file bytes, so that the HTTP and imaging layers do not depend on where the bytes
+/// live (a local directory or a bucket).
+///
+/// Keys are validated by every method: ASCII letters, digits, `.`, `_`, `-` and `/`, no empty,
+/// `.` or `..` segment, no leading `/`, nothing under the reserved `tmp/` prefix. A key built from
+/// user input can therefore never reach outside the store.
+#[async_trait]
+pub trait BlobStore: Send + Sync + std::fmt::Debug {
+    /// Stores an upload without ever holding all of it in memory, and returns its
+    /// content-addressed key.
+    ///
+    /// Reading stops as soon as more than `limit` bytes have arrived, so an oversized upload
+    /// costs at most `limit` bytes of work. Storing content that is already present keeps the
+    /// existing blob (same key) and discards the new copy.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::TooLarge`] past `limit`, [`StorageError::Io`] when `body` yields an error
+    /// (the client went away), [`StorageError::Blob`] when the backend fails. In every case the
+    /// temporary data is deleted and nothing is stored.
+    async fn put_stream(
+        &self,
+        body: BoxStream<'_, Result<Bytes, std::io::Error>>,
+        limit: Option<u64>,
+    ) -> Result<StoredBlob, StorageError>;
+
+    /// Stores a small blob under a key the caller chooses, replacing any previous one. Meant for
+    /// derived data (image transforms keyed by content hash and transform) that is computed in
+    /// memory anyway and can be recomputed, so it needs neither streaming nor content addressing.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Conflict`] for an invalid key, [`StorageError::Blob`] when the backend fails.
+    async fn put_bytes(&self, key: &str, bytes: Bytes) -> Result<(), StorageError>;
+
+    /// Streams a blob, or the half-open byte `range` of it.
+    ///
+    /// A range that runs past the end is cut at the end. Resolve ranges against
+    /// [`head`](Self::head) first: a range that starts at or past the end is refused by the
+    /// backend, with an error that differs from backend to backend.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::NotFound`] (`what: "blob"`) when there is no such blob,
+    /// [`StorageError::Conflict`] for an invalid key or an empty or reversed range,
+    /// [`StorageError::Blob`] when the backend fails.
+    async fn get(&self, key: &str, range: Option<Range<u64>>) -> Result<BlobStream, StorageError>;
+
+    /// The size of a blob, or `None` when there is none: lets a caller answer `HEAD`, resolve a
+    /// `Range` header or skip recomputing a derived blob without opening a stream.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Conflict`] for an invalid key, [`StorageError::Blob`] when the backend fails.
+    async fn head(&self, key: &str) -> Result<Option<u64>, StorageError>;
+
+    /// Deletes a blob. A missing blob is not an error, so that a cleanup that was interrupted can
+    /// simply be run again.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Conflict`] for an invalid key, [`StorageError::Blob`] when the backend fails.
+    async fn delete(&self, key: &str) -> Result<(), StorageError>;
+}
+
+/// A [`BlobStore`] on any `object_store` backend.
+///
+/// The crate is built with object_store's `fs` feature only. Storing files in an S3-compatible
+/// bucket means enabling its `aws` feature and passing an `AmazonS3` to [`ObjectBlobStore::new`];
+/// nothing else changes. An upload whose future is dropped midway (the request was cancelled) is
+/// aborted from a spawned task; a lifecycle rule for incomplete multipart uploads on the bucket
+/// still covers a crash.
+#[derive(Debug, Clone)]
+pub struct ObjectBlobStore {
+    inner: Arc<dyn ObjectStore>,
+    part_size: usize,
+}
+
+impl ObjectBlobStore {
+    /// A store on any `object_store` backend, configured by the caller (an S3 bucket, …).
+    #[must_use]
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            inner,
+            part_size: REMOTE_PART_SIZE,
+        }
+    }
+
+    /// The default store: a directory on the local disk (`VELLUM_FILES_DIR`), created if missing.
+    ///
+    /// Writes are fsynced before they are published: the database row that points at a blob is
+    /// committed once `put_stream` returns, and must not outlive the bytes after a power cut.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Io`] when the directory cannot be created, [`StorageError::Blob`] when it
+    /// cannot be opened (not a directory, no permission).
+    pub fn local(dir: &std::path::Path) -> Result<Self, StorageError> {
+        std::fs::create_dir_all(dir).map_err(|source| StorageError::Io {
+            op: "create files directory",
+            source,
+        })?;
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
+            .map_err(|source| StorageError::Blob {
+                op: "open files directory",
+                source,
+            })?
+            .with_fsync(true)
+            // Content-addressed blobs fan out over 256 directories; drop them when they empty.
+            .with_automatic_cleanup(true);
+        Ok(Self {
+            inner: Arc::new(fs),
+            part_size: LOCAL_PART_SIZE,
+        })
+    }
+
+    /// A store that keeps everything in memory, for tests of the layers above.
+    #[must_use]
+    pub fn in_memory() -> Self {
+        Self {
+            inner: Arc::new(InMemory::new()),
+            part_size: LOCAL_PART_SIZE,
+        }
+    }
+
+    /// Changes how many bytes an upload buffers before handing a part to the backend (at least 1).
+    /// Tests use tiny parts to exercise multipart uploads with small files; S3 rejects parts under
+    /// 5 MiB, the default for [`ObjectBlobStore::new`].
+    #[must_use]
+    pub fn with_part_size(mut self, part_size: usize) -> Self {
+        // A part size of zero would make `WriteMultipart` loop forever on the first chunk.
+        self.part_size = part_size.max(1);
+        self
+    }
+
+    /// Moves a finished temporary upload to its content-addressed key, or drops it when that
+    /// content is already stored.
+    ///
+    /// The existing-key check and the move are not atomic, and need not be: two uploads racing
+    /// for one key carry the same bytes, so whichever move lands last leaves the same blob. A
+    /// plain (overwriting) move also works on S3, which has no portable "move if absent".
+    async fn publish(&self, temp: &Path, dest: &Path) -> Result<(), StorageError> {
+        match self.inner.head(dest).await {
+            Ok(_) => {
+                if let Err(error) = self.inner.delete(temp).await {
+                    // The blob is stored; only a stray temporary object remains.
+                    tracing::warn!(%temp, error = &error as &dyn std::error::Error, "could not delete a duplicate upload");
+                }
+                return Ok(());
+            }
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(source) => {
+                return Err(StorageError::Blob {
+                    op: "look up blob",
+                    source,
+                });
+            }
+        }
+        self.inner
+            .rename(temp, dest)
+            .await
+            .map_err(|source| StorageError::Blob {
+                op: "publish upload",
+                source,
+            })
+    }
+
+    /// Deletes a temporary object after a failure. Best effort: the caller reports the original
+    /// failure, which says more than a cleanup error would.
+    async fn discard(&self, temp: &Path) {
+        if let Err(error) = self.inner.delete(temp).await {
+            tracing::warn!(%temp, error = &error as &dyn std::error::Error, "could not delete a failed upload");
+        }
+    }
+}
+
+#[async_trait]
+impl BlobStore for ObjectBlobStore {
+    #[instrument(skip_all, fields(limit = ?limit, key = tracing::field::Empty), err(level = "debug"))]
+    async fn put_stream(
+        &self,
+        body: BoxStream<'_, Result<Bytes, std::io::Error>>,
+        limit: Option<u64>,
+    ) -> Result<StoredBlob, StorageError> {
+        let temp = Path::from_iter([TEMP_PREFIX, &uuid::Uuid::new_v4().to_string()]);
+        let upload =
+            self.inner
+                .put_multipart(&temp)
+                .await
+                .map_err(|source| StorageError::Blob {
+                    op: "start upload",
+                    source,
+                })?;
+        let upload = Box::new(AbortOnDrop {
+            upload: Some(upload),
+        });
+        let mut writer = WriteMultipart::new_with_chunk_size(upload, self.part_size);
+
+        let (sha256, size) = match copy_body(body, &mut writer, limit).await {
+            Ok(done) => done,
+            Err(error) => {
+                // Removes the staging file (local) or the uploaded parts (S3).
+                if let Err(abort_error) = writer.abort().await {
+                    tracing::warn!(%temp, error = &abort_error as &dyn std::error::Error, "could not abort a failed upload");
+                }
+                return Err(error);
+            }
+        };
+        // `finish` aborts the upload itself when it fails.
+        writer.finish().await.map_err(|source| StorageError::Blob {
+            op: "finish upload",
+            source,
+        })?;
+
+        let key = content_key(&sha256);
+        tracing::Span::current().record("key", key.as_str());
+        let published = async {
+            let dest = parse_key(&key)?;
+            self.publish(&temp, &dest).await
+        };
+        if let Err(error) = published.await {
+            self.discard(&temp).await;
+            return Err(error);
+        }
+        Ok(StoredBlob { key, sha256, size })
+    }
+
+    #[instrument(skip_all, fields(key = %key, size = bytes.len()), err(level = "debug"))]
+    async fn put_bytes(&self, key: &str, bytes: Bytes) -> Result<(), StorageError> {
+        let path = parse_key(key)?;
+        self.inner
+            .put(&path, PutPayload::from_bytes(bytes))
+            .await
+            .map(drop)
+            .map_err(|source| StorageError::Blob {
+                op: "write blob",
+                source,
+            })
+    }
+
+    #[instrument(skip_all, fields(key = %key, range = ?range), err(level = "debug"))]
+    async fn get(&self, key: &str, range: Option<Range<u64>>) -> Result<BlobStream, StorageError> {
+        let path = parse_key(key)?;
+        if let Some(range) = &range
+            && range.start >= range.end
+        {
+            return Err(StorageError::Conflict(format!(
+                "the byte range {}..{} is empty",
+                range.start, range.end
+            )));
+        }
+        let result = self
+            .inner
+            .get_opts(&path, GetOptions::new().with_range(range))
+            .await
+            .map_err(|source| not_found_or(source, "read blob"))?;
+        let size = result.meta.size;
+        let range = result.range.clone();
+        let stream = result
+            .into_stream()
+            .map_err(|source| StorageError::Blob {
+                op: "read blob",
+                source,
+            })
+            .boxed();
+        Ok(BlobStream {
+            size,
+            range,
+            stream,
+        })
+    }
+
+    #[instrument(skip_all, fields(key = %key), err(level = "debug"))]
+    async fn head(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        let path = parse_key(key)?;
+        match self.inner.head(&path).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(source) => Err(StorageError::Blob {
+                op: "look up blob",
+                source,
+            }),
+        }
+    }
+
+    #[instrument(skip_all, fields(key = %key), err(level = "debug"))]
+    async fn delete(&self, key: &str) -> Result<(), StorageError> {
+        let path = parse_key(key)?;
+        match self.inner.delete(&path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(source) => Err(StorageError::Blob {
+                op: "delete blob",
+                source,
+            }),
+        }
+    }
+}
+
+/// Streams `body` into `writer`, hashing and counting as it goes. Split out so that the caller has
+/// one place to abort the upload, whichever way this fails.
+async fn copy_body(
+    mut body: BoxStream<'_, Result<Bytes, std::io::Error>>,
+    writer: &mut WriteMultipart,
+    limit: Option<u64>,
+) -> Result<(String, u64), StorageError> {
+    let mut hasher = Sha256::new();
+    let mut size: u64 = 0;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|source| StorageError::Io {
+            op: "read upload",
+            source,
+        })?;
+        size = size.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
+        if let Some(limit) = limit
+            && size > limit
+        {
+            // Checked before the chunk is written, so nothing past the limit is ever stored.
+            return Err(StorageError::TooLarge { limit });
+        }
+        hasher.update(&chunk);
+        // Back-pressure: without it a fast client and a slow backend would pile parts up in memory.
+        writer
+            .wait_for_capacity(MAX_PARTS_IN_FLIGHT)
+            .await
+            .map_err(|source| StorageError::Blob {
+                op: "write upload",
+                source,
+            })?;
+        writer.put(chunk);
+    }
+    Ok((hex::encode(hasher.finalize()), size))
+}
+
+/// Aborts a multipart upload that is dropped before it completed or was aborted.
+///
+/// When a client disconnects, the future running [`BlobStore::put_stream`] is dropped at some
+/// `.await` and never reaches its own cleanup. The local store removes its staging file on drop,
+/// but S3 keeps (and bills) the parts of an unfinished upload until it is aborted, so the abort is
+/// sent from a spawned task. Without a Tokio runtime there is nowhere to run it; the bucket's
+/// lifecycle rule for incomplete uploads is then the only cleanup.
+#[derive(Debug)]
+struct AbortOnDrop {
+    /// `None` once the upload completed or was aborted: nothing is left to clean up.
+    upload: Option<Box<dyn MultipartUpload>>,
+}
+
+impl AbortOnDrop {
+    fn ended() -> object_store::Error {
+        object_store::Error::Generic {
+            store: "blob",
+            source: "the upload already ended".into(),
+        }
+    }
+}
+
+#[async_trait]
+impl MultipartUpload for AbortOnDrop {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        match &mut self.upload {
+            Some(upload) => upload.put_part(data),
+            None => Box::pin(async { Err(Self::ended()) }),
+        }
+    }
+
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        let upload = self.upload.as_mut().ok_or_else(Self::ended)?;
+        let result = upload.complete().await?;
+        self.upload = None;
+        Ok(result)
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        let mut upload = self.upload.take().ok_or_else(Self::ended)?;
+        upload.abort().await
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        let Some(mut upload) = self.upload.take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = upload.abort().await {
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "could not abort a cancelled upload"
+                    );
+                }
+            });
+        }
+    }
+}
+
+/// The key of content with this SHA-256. The two-character directory keeps any one directory of
+/// a local store to a few thousand entries, however many files there are.
+fn content_key(sha256: &str) -> String {
+    let fan_out = sha256.get(..2).unwrap_or(sha256);
+    format!("{CONTENT_PREFIX}/{fan_out}/{sha256}")
+}
+
+fn not_found_or(source: object_store::Error, op: &'static str) -> StorageError {
+    match source {
+        object_store::Error::NotFound { .. } => StorageError::NotFound { what: "blob" },
+        source => StorageError::Blob { op, source },
+    }
+}
+
+/// Checks a caller's key and turns it into a store path. Stricter than `object_store` needs:
+/// the rules are what makes a key safe as a path on disk and portable to S3, and they are checked
+/// here, once, rather than trusted to each backend.
+fn parse_key(key: &str) -> Result<Path, StorageError> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(StorageError::Conflict(format!(
+            "a blob key must be at most {MAX_KEY_LEN} bytes long"
+        )));
+    }
+    let invalid = |why: &str| StorageError::Conflict(format!("invalid blob key {key:?}: {why}"));
+    if key.is_empty() {
+        return Err(invalid("it is empty"));
+    }
+    if !key
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/'))
+    {
+        return Err(invalid(
+            "only ASCII letters, digits, '.', '_', '-' and '/' are allowed",
+        ));
+    }
+    if key.starts_with('/') {
+        return Err(invalid("it must not start with '/'"));
+    }
+    if key.contains("..") {
+        return Err(invalid("it must not contain '..'"));
+    }
+    let mut segments = key.split('/');
+    if segments.clone().any(str::is_empty) {
+        return Err(invalid("it has an empty segment"));
+    }
+    if segments.clone().any(|segment| segment == ".") {
+        return Err(invalid("it has a '.' segment"));
+    }
+    if segments.next() == Some(TEMP_PREFIX) {
+        return Err(invalid(
+            "the 'tmp/' prefix is reserved for uploads in progress",
+        ));
+    }
+    Path::parse(key).map_err(|error| invalid(&error.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_keys_the_system_builds() {
+        let hash = "ab".repeat(32);
+        for key in [
+            content_key(&hash),
+            format!("transforms/{hash}/w-100_h-50.webp"),
+            "a".to_owned(),
+            "a/b/c.d-e_f".to_owned(),
+            "tmpfile/x".to_owned(),
+            "x/tmp/y".to_owned(),
+        ] {
+            let path = parse_key(&key).unwrap();
+            assert_eq!(path.as_ref(), key, "the store path must be the key itself");
+        }
+    }
+
+    #[test]
+    fn rejects_keys_that_could_escape_or_are_not_portable() {
+        let too_long = "a".repeat(MAX_KEY_LEN + 1);
+        for key in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/..",
+            "..",
+            "a..b",
+            "./a",
+            "a/./b",
+            ".",
+            "a//b",
+            "a/",
+            "a\\b",
+            "a b",
+            "a#1",
+            "é",
+            "a\0b",
+            "tmp/x",
+            "tmp",
+            too_long.as_str(),
+        ] {
+            let err = parse_key(key).unwrap_err();
+            assert!(
+                matches!(err, StorageError::Conflict(ref message) if message.contains("blob key")),
+                "{key:?}: {err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn longest_allowed_key_is_accepted() {
+        parse_key(&"a".repeat(MAX_KEY_LEN)).unwrap();
+    }
+
+    #[test]
+    fn content_keys_fan_out_on_the_first_two_hex_digits() {
+        let hash = format!("3f{}", "0".repeat(62));
+        assert_eq!(content_key(&hash), format!("sha256/3f/{hash}"));
+    }
+
+    #[test]
+    fn part_size_is_never_zero() {
+        // A zero part size would hang `WriteMultipart::put` forever.
+        assert_eq!(ObjectBlobStore::in_memory().with_part_size(0).part_size, 1);
+    }
+}

@@ -1,0 +1,850 @@
+//! The file manager's rows: files and folders in one tree (`files.parent_id`), their visibility,
+//! and the cache records of image transforms.
+//!
+//! Effective visibility is resolved in SQL, for many rows at once, by a recursive CTE that walks up
+//! `parent_id` (`push_visible_cte`); it implements the rule of
+//! [`vellum_policy::effective_visibility`] (own `access`, else the nearest ancestor's, a null chain
+//! reaching the root is public) so lists can be paginated and counted after private entries are
+//! dropped, which a per-row check in Rust could not do without loading every row.
+//!
+//! Writes that change the shape of the tree (creating, moving, renaming a folder, creating a file,
+//! soft-deleting) check their preconditions and write in one transaction. On PostgreSQL they also
+//! take one transaction-scoped advisory lock first: under READ COMMITTED two concurrent writers
+//! could otherwise both pass a check (two folders of the same name, a cycle built by two moves, a
+//! file uploaded into a folder being deleted). On SQLite they begin IMMEDIATE, which takes the
+//! single write lock up front and so serializes them the same way.
+
+use sea_orm::{ConnectionTrait, DbBackend, QueryResult, TransactionSession, TransactionTrait};
+use time::OffsetDateTime;
+use tracing::instrument;
+
+pub use vellum_policy::Visibility;
+
+use crate::StorageError;
+use crate::sql::{Sql, begin_write, get_id, get_opt_id, get_time, id_param, now};
+
+/// Whether a row is a file with content or a folder that only groups other rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    File,
+    Folder,
+}
+
+impl FileKind {
+    /// The stored `files.type` value, which is also the API's `type`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Folder => "folder",
+        }
+    }
+
+    fn parse(raw: &str) -> Result<Self, StorageError> {
+        match raw {
+            "file" => Ok(Self::File),
+            "folder" => Ok(Self::Folder),
+            other => Err(StorageError::corrupt(format!(
+                "unknown file type {other:?}"
+            ))),
+        }
+    }
+}
+
+/// A live (not soft-deleted) row of `files` with its effective visibility.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredFile {
+    pub id: i64,
+    pub parent_id: Option<i64>,
+    pub kind: FileKind,
+    /// The stored `access`; `None` inherits from the parent folder.
+    pub access: Option<Visibility>,
+    /// What access checks must use: the stored `access` resolved through the ancestors.
+    pub effective: Visibility,
+    pub filename: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub location: Option<String>,
+    pub download_name: Option<String>,
+    pub mime_type: Option<String>,
+    pub extension: Option<String>,
+    pub filesize: Option<i64>,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub focal_point_x: Option<f64>,
+    pub focal_point_y: Option<f64>,
+    pub content_hash: Option<String>,
+    pub storage_key: Option<String>,
+    pub created_at: Option<OffsetDateTime>,
+    pub updated_at: Option<OffsetDateTime>,
+    /// Always `None` on rows read here (they are live); kept so the type mirrors the table.
+    pub deleted_at: Option<OffsetDateTime>,
+}
+
+/// An uploaded file whose bytes are already in the blob store under `storage_key`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewFile {
+    pub parent_id: Option<i64>,
+    pub filename: String,
+    pub mime_type: Option<String>,
+    pub extension: Option<String>,
+    pub filesize: Option<i64>,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub content_hash: Option<String>,
+    pub storage_key: Option<String>,
+    pub title: Option<String>,
+}
+
+/// Which folder a list looks into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParentFilter {
+    /// Rows at the top level (`parent_id` null).
+    Root,
+    /// Direct children of one folder (not its deeper descendants).
+    Folder(i64),
+    /// Every folder: what a search without `parent_id` means.
+    Any,
+}
+
+/// A `GET /files` query after the HTTP layer parsed and validated it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListFiles<'a> {
+    pub parent: ParentFilter,
+    /// A case-insensitive substring of `filename` or `title`, taken literally (`%`, `_` and `\`
+    /// are not wildcards).
+    pub search: Option<&'a str>,
+    /// False for a role without `read_private`: effective-private rows are then left out of the
+    /// items and of the total, so neither leaks that they exist.
+    pub include_private: bool,
+    /// 1-based; 0 counts as 1.
+    pub page: u64,
+    /// At least 1 (0 counts as 1); the HTTP layer enforces the maximum.
+    pub per_page: u64,
+}
+
+/// One page of a file list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePage {
+    pub items: Vec<StoredFile>,
+    pub total: u64,
+    pub current_page: u64,
+    pub per_page: u64,
+    /// At least 1, so an empty list still has a page to point at.
+    pub last_page: u64,
+}
+
+/// A metadata update: `None` leaves a column alone, `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilePatch {
+    pub title: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+    pub location: Option<Option<String>>,
+    pub download_name: Option<Option<String>>,
+    /// 0 to 1. The HTTP layer validates first so the 422 names the field; the check here only
+    /// keeps a bad value out of the database.
+    pub focal_point_x: Option<Option<f64>>,
+    pub focal_point_y: Option<Option<f64>>,
+    pub filename: Option<String>,
+    pub access: Option<Option<Visibility>>,
+    /// `Some(None)` moves the row to the top level.
+    pub parent_id: Option<Option<i64>>,
+}
+
+/// A cached transform output, shared by every file with the same content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTransform {
+    pub storage_key: String,
+    pub mime_type: String,
+    pub filesize: Option<i64>,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+}
+
+/// A transform output just written to the blob store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTransform<'a> {
+    /// The file whose request produced it; the record goes when that file is purged.
+    pub file_id: i64,
+    pub content_hash: &'a str,
+    pub key: &'a str,
+    pub storage_key: &'a str,
+    pub mime_type: &'a str,
+    pub filesize: Option<i64>,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+}
+
+/// The columns every read selects from the `visible` CTE, in [`file_from_row`]'s terms.
+const COLUMNS: &str = "id, parent_id, type, access, filename, title, description, location, \
+     download_name, mime_type, extension, filesize, width, height, focal_point_x, focal_point_y, \
+     content_hash, storage_key, created_at, updated_at, deleted_at, effective_access";
+
+/// Key of the PostgreSQL advisory lock that serializes writes to the folder tree ("VELLUMFT").
+const TREE_LOCK_KEY: i64 = 0x5645_4C4C_554D_4654;
+
+/// How many ids [`get_files`] binds per statement: far above an item page's file fields, and
+/// well under SQLite's limit on bound parameters.
+const IDS_PER_QUERY: usize = 5_000;
+
+/// One live file or folder, or `None` when it does not exist or is soft-deleted.
+///
+/// # Errors
+/// [`StorageError::Db`] when the query fails; [`StorageError::Corrupt`] on an unreadable row.
+#[instrument(skip_all, err, fields(file_id = id))]
+pub async fn get_file<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+) -> Result<Option<StoredFile>, StorageError> {
+    let Some(id) = id_param(id) else {
+        return Ok(None);
+    };
+    let mut sql = Sql::new(db.get_database_backend());
+    push_visible_cte(&mut sql, |sql| {
+        sql.push("f.id = ").bind(id);
+    });
+    sql.push("SELECT ").push(COLUMNS).push(" FROM visible");
+    sql.one(db).await?.as_ref().map(file_from_row).transpose()
+}
+
+/// Live files among `ids`, ordered by id; missing and soft-deleted ids are left out. Item
+/// expansion calls it once per page, so the visibility of every file field resolves in one query
+/// (per 5 000 distinct ids) instead of one per item.
+///
+/// # Errors
+/// [`StorageError::Db`] when the query fails; [`StorageError::Corrupt`] on an unreadable row.
+#[instrument(skip_all, err, fields(count = ids.len()))]
+pub async fn get_files<C: ConnectionTrait>(
+    db: &C,
+    ids: &[i64],
+) -> Result<Vec<StoredFile>, StorageError> {
+    let mut ids: Vec<i32> = ids.iter().copied().filter_map(id_param).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut files = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let mut sql = Sql::new(db.get_database_backend());
+        push_visible_cte(&mut sql, |sql| {
+            sql.push("f.id IN ");
+            sql.bind_list(chunk.iter().copied());
+        });
+        sql.push("SELECT ")
+            .push(COLUMNS)
+            .push(" FROM visible ORDER BY id");
+        for row in sql.all(db).await? {
+            files.push(file_from_row(&row)?);
+        }
+    }
+    Ok(files)
+}
+
+/// One page of live rows. Order: folders first, then by `lower(filename)` in byte order, then by
+/// filename, then by id so pages never overlap when names repeat. SQLite's `lower` (and its
+/// `LIKE`) folds ASCII letters only, PostgreSQL's all of Unicode: names and searches with
+/// non-ASCII capitals may differ between the backends; ASCII behaves the same on both.
+///
+/// The total and the page come from one statement, so they agree even while others write.
+///
+/// # Errors
+/// [`StorageError::Db`] when the query fails; [`StorageError::Corrupt`] on an unreadable row.
+#[instrument(skip_all, err, fields(page = query.page, per_page = query.per_page))]
+pub async fn list_files<C: ConnectionTrait>(
+    db: &C,
+    query: ListFiles<'_>,
+) -> Result<FilePage, StorageError> {
+    let page = query.page.max(1);
+    let per_page = query.per_page.max(1);
+    let offset = (page - 1).saturating_mul(per_page);
+    let backend = db.get_database_backend();
+    let mut sql = Sql::new(backend);
+    push_visible_cte(&mut sql, |sql| {
+        match query.parent {
+            ParentFilter::Root => {
+                sql.push("f.parent_id IS NULL");
+            }
+            ParentFilter::Folder(id) => {
+                // An id outside i32 binds NULL, which matches nothing: an empty folder.
+                sql.push("f.parent_id = ").bind(id_param(id));
+            }
+            ParentFilter::Any => {
+                sql.push("1 = 1");
+            }
+        }
+        if let Some(term) = query.search {
+            let pattern = like_pattern(term);
+            sql.push(" AND (lower(f.filename) LIKE lower(")
+                .bind(pattern.clone())
+                .push(") ESCAPE '\\' OR lower(f.title) LIKE lower(")
+                .bind(pattern)
+                .push(") ESCAPE '\\')");
+        }
+    });
+    // PostgreSQL compares text by the database's locale, SQLite by bytes: "C" makes the order
+    // the same on both.
+    let collate = if backend == DbBackend::Postgres {
+        " COLLATE \"C\""
+    } else {
+        ""
+    };
+    let order = format!("sort_kind, sort_name{collate}, filename{collate}, id");
+    sql.push("SELECT t.total, p.* FROM (SELECT COUNT(*) AS total FROM visible");
+    if !query.include_private {
+        sql.push(" WHERE effective_access = 'public'");
+    }
+    sql.push(") t LEFT JOIN (SELECT * FROM visible");
+    if !query.include_private {
+        sql.push(" WHERE effective_access = 'public'");
+    }
+    sql.push(" ORDER BY ")
+        .push(&order)
+        .push(" LIMIT ")
+        .bind(i64::try_from(per_page).unwrap_or(i64::MAX))
+        .push(" OFFSET ")
+        .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+        .push(") p ON 1 = 1 ORDER BY ")
+        .push(&order);
+
+    let mut total = 0;
+    let mut items = Vec::new();
+    for row in sql.all(db).await? {
+        total = row.try_get::<i64>("", "total")?;
+        // The LEFT JOIN yields one row of nulls when the page is empty.
+        if get_opt_id(&row, "id")?.is_some() {
+            items.push(file_from_row(&row)?);
+        }
+    }
+    let total = u64::try_from(total).map_err(StorageError::corrupt)?;
+    Ok(FilePage {
+        items,
+        total,
+        current_page: page,
+        per_page,
+        last_page: total.div_ceil(per_page).max(1),
+    })
+}
+
+/// Creates a folder under `parent_id` (`None`: the top level). Folder names are unique among
+/// the live folders of one parent, because the project manifest finds folders by (parent, name).
+///
+/// # Errors
+/// [`StorageError::Conflict`] when the name is empty or taken, or the parent is not a live
+/// folder; [`StorageError::Db`] when a query fails.
+#[instrument(skip_all, err, fields(parent_id = parent_id))]
+pub async fn create_folder<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    parent_id: Option<i64>,
+    name: &str,
+    access: Option<Visibility>,
+) -> Result<StoredFile, StorageError> {
+    check_name(name)?;
+    let txn = begin_write(db).await?;
+    lock_tree(&txn).await?;
+    let parent = live_parent(&txn, parent_id).await?;
+    check_folder_name_free(&txn, parent, name, None).await?;
+    let at = now();
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push(
+        "INSERT INTO files (parent_id, type, access, filename, created_at, updated_at) VALUES (",
+    )
+    .bind(parent)
+    .push(", ")
+    .bind(FileKind::Folder.as_str())
+    .push(", ")
+    .bind(access.map(|a| a.as_str().to_owned()))
+    .push(", ")
+    .bind(name)
+    .push(", ")
+    .bind(at)
+    .push(", ")
+    .bind(at)
+    .push(")");
+    let id = sql.insert_returning_id(&txn).await?;
+    let folder = reread(&txn, id).await?;
+    txn.commit().await?;
+    Ok(folder)
+}
+
+/// Records an uploaded file. It is stored with `access` null: an upload inherits its folder's
+/// visibility until someone sets its own.
+///
+/// # Errors
+/// [`StorageError::Conflict`] when the filename is empty or the parent is not a live folder;
+/// [`StorageError::Db`] when a query fails.
+#[instrument(skip_all, err, fields(parent_id = new.parent_id))]
+pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    new: NewFile,
+) -> Result<StoredFile, StorageError> {
+    check_name(&new.filename)?;
+    let txn = begin_write(db).await?;
+    lock_tree(&txn).await?;
+    let parent = live_parent(&txn, new.parent_id).await?;
+    let at = now();
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push(
+        "INSERT INTO files (parent_id, type, access, filename, title, mime_type, extension, \
+         filesize, width, height, content_hash, storage_key, created_at, updated_at) VALUES (",
+    )
+    .bind(parent)
+    .push(", ")
+    .bind(FileKind::File.as_str())
+    .push(", NULL, ")
+    .bind(new.filename)
+    .push(", ")
+    .bind(new.title)
+    .push(", ")
+    .bind(new.mime_type)
+    .push(", ")
+    .bind(new.extension)
+    .push(", ")
+    .bind(new.filesize)
+    .push(", ")
+    .bind(new.width)
+    .push(", ")
+    .bind(new.height)
+    .push(", ")
+    .bind(new.content_hash)
+    .push(", ")
+    .bind(new.storage_key)
+    .push(", ")
+    .bind(at)
+    .push(", ")
+    .bind(at)
+    .push(")");
+    let id = sql.insert_returning_id(&txn).await?;
+    let file = reread(&txn, id).await?;
+    txn.commit().await?;
+    Ok(file)
+}
+
+/// Applies the keys present in `patch` and stamps `updated_at`.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when the row is missing or soft-deleted;
+/// [`StorageError::Conflict`] when the new parent is not a live folder, a folder would move into
+/// itself or one of its descendants, a folder name would repeat under its parent, the filename is
+/// empty, or a focal point is outside 0 to 1; [`StorageError::Db`] when a query fails.
+#[instrument(skip_all, err, fields(file_id = id))]
+pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    id: i64,
+    patch: FilePatch,
+) -> Result<StoredFile, StorageError> {
+    let Some(id32) = id_param(id) else {
+        return Err(StorageError::NotFound { what: "file" });
+    };
+    if let Some(name) = &patch.filename {
+        check_name(name)?;
+    }
+    for point in [patch.focal_point_x, patch.focal_point_y]
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if !(0.0..=1.0).contains(&point) {
+            return Err(StorageError::Conflict(
+                "a focal point must be between 0 and 1".to_owned(),
+            ));
+        }
+    }
+
+    let txn = begin_write(db).await?;
+    let moves_in_tree = patch.parent_id.is_some() || patch.filename.is_some();
+    if moves_in_tree {
+        lock_tree(&txn).await?;
+    }
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("SELECT type, parent_id, filename FROM files WHERE id = ")
+        .bind(id32)
+        .push(" AND deleted_at IS NULL");
+    let row = sql
+        .one(&txn)
+        .await?
+        .ok_or(StorageError::NotFound { what: "file" })?;
+    let kind = FileKind::parse(&row.try_get::<String>("", "type")?)?;
+    let current_parent = get_opt_id(&row, "parent_id")?.and_then(id_param);
+    let current_name: String = row.try_get("", "filename")?;
+
+    let new_parent = match patch.parent_id {
+        Some(parent) => live_parent(&txn, parent).await?,
+        None => current_parent,
+    };
+    if kind == FileKind::Folder {
+        if patch.parent_id.is_some()
+            && let Some(parent) = new_parent
+            && is_ancestor_or_self(&txn, id32, parent).await?
+        {
+            return Err(StorageError::Conflict(
+                "a folder cannot be moved into itself or one of its own subfolders".to_owned(),
+            ));
+        }
+        let new_name = patch.filename.as_deref().unwrap_or(&current_name);
+        if new_parent != current_parent || new_name != current_name {
+            check_folder_name_free(&txn, new_parent, new_name, Some(id32)).await?;
+        }
+    }
+
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("UPDATE files SET updated_at = ").bind(now());
+    let texts = [
+        ("title", patch.title),
+        ("description", patch.description),
+        ("location", patch.location),
+        ("download_name", patch.download_name),
+    ];
+    for (column, value) in texts {
+        if let Some(value) = value {
+            sql.push(", ").push(column).push(" = ").bind(value);
+        }
+    }
+    for (column, value) in [
+        ("focal_point_x", patch.focal_point_x),
+        ("focal_point_y", patch.focal_point_y),
+    ] {
+        if let Some(value) = value {
+            sql.push(", ").push(column).push(" = ").bind(value);
+        }
+    }
+    if let Some(name) = patch.filename {
+        sql.push(", filename = ").bind(name);
+    }
+    if let Some(access) = patch.access {
+        sql.push(", access = ")
+            .bind(access.map(|a| a.as_str().to_owned()));
+    }
+    if patch.parent_id.is_some() {
+        sql.push(", parent_id = ").bind(new_parent);
+    }
+    sql.push(" WHERE id = ").bind(id32);
+    sql.execute(&txn).await?;
+    let file = reread(&txn, id).await?;
+    txn.commit().await?;
+    Ok(file)
+}
+
+/// Soft-deletes a file or a folder. A folder takes its live descendants with it, all stamped with
+/// the same `deleted_at`: a live file under a deleted folder would be listed nowhere yet still be
+/// reachable by id, and one timestamp lets a later restore find what went together.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when the row is missing or already deleted;
+/// [`StorageError::Db`] when a query fails.
+#[instrument(skip_all, err, fields(file_id = id))]
+pub async fn soft_delete_file<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    id: i64,
+) -> Result<(), StorageError> {
+    let Some(id) = id_param(id) else {
+        return Err(StorageError::NotFound { what: "file" });
+    };
+    let at = now();
+    let txn = begin_write(db).await?;
+    lock_tree(&txn).await?;
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("UPDATE files SET deleted_at = ")
+        .bind(at)
+        .push(" WHERE id = ")
+        .bind(id)
+        .push(" AND deleted_at IS NULL RETURNING type");
+    let row = sql
+        .one(&txn)
+        .await?
+        .ok_or(StorageError::NotFound { what: "file" })?;
+    if FileKind::parse(&row.try_get::<String>("", "type")?)? == FileKind::Folder {
+        // UNION (not UNION ALL) drops rows already seen, so a cycle in the tree ends the walk
+        // instead of looping.
+        let mut sql = Sql::new(txn.get_database_backend());
+        sql.push(
+            "WITH RECURSIVE tree(id) AS (SELECT id FROM files WHERE deleted_at IS NULL AND \
+             parent_id = ",
+        )
+        .bind(id)
+        .push(
+            " UNION SELECT f.id FROM files f JOIN tree t ON f.parent_id = t.id \
+             WHERE f.deleted_at IS NULL) UPDATE files SET deleted_at = ",
+        )
+        .bind(at)
+        .push(" WHERE id IN (SELECT id FROM tree)");
+        sql.execute(&txn).await?;
+    }
+    txn.commit().await?;
+    Ok(())
+}
+
+/// The cached output of transform `key` for content `content_hash`, if one was saved.
+///
+/// # Errors
+/// [`StorageError::Db`] when the query fails.
+#[instrument(skip_all, err, fields(key))]
+pub async fn find_transform<C: ConnectionTrait>(
+    db: &C,
+    content_hash: &str,
+    key: &str,
+) -> Result<Option<StoredTransform>, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(
+        "SELECT storage_key, mime_type, filesize, width, height FROM file_transforms \
+         WHERE content_hash = ",
+    )
+    .bind(content_hash)
+    .push(" AND \"key\" = ")
+    .bind(key);
+    sql.one(db)
+        .await?
+        .as_ref()
+        .map(transform_from_row)
+        .transpose()
+}
+
+/// Records a transform output and returns the record that holds. Two requests may render the
+/// same transform at once; the second insert is ignored and both get the first record, so every
+/// caller serves the same blob (the loser's blob is an orphan the caller may delete when its
+/// `storage_key` differs from the returned one).
+///
+/// # Errors
+/// [`StorageError::NotFound`] when `file_id` cannot be an id; [`StorageError::Db`] when a query
+/// fails (also when `file_id` names no file: the foreign key refuses it).
+#[instrument(skip_all, err, fields(file_id = new.file_id, key = new.key))]
+pub async fn save_transform<C: ConnectionTrait>(
+    db: &C,
+    new: &NewTransform<'_>,
+) -> Result<StoredTransform, StorageError> {
+    let file_id = id_param(new.file_id).ok_or(StorageError::NotFound { what: "file" })?;
+    let mut sql = Sql::new(db.get_database_backend());
+    // ON CONFLICT … DO NOTHING is the same on PostgreSQL and SQLite (3.24+), and unlike catching
+    // the unique violation it does not abort an enclosing PostgreSQL transaction.
+    sql.push(
+        "INSERT INTO file_transforms (file_id, content_hash, \"key\", storage_key, mime_type, \
+         filesize, width, height, created_at) VALUES (",
+    )
+    .bind(file_id)
+    .push(", ")
+    .bind(new.content_hash)
+    .push(", ")
+    .bind(new.key)
+    .push(", ")
+    .bind(new.storage_key)
+    .push(", ")
+    .bind(new.mime_type)
+    .push(", ")
+    .bind(new.filesize)
+    .push(", ")
+    .bind(new.width)
+    .push(", ")
+    .bind(new.height)
+    .push(", ")
+    .bind(now())
+    .push(") ON CONFLICT (content_hash, \"key\") DO NOTHING");
+    sql.execute(db).await?;
+    find_transform(db, new.content_hash, new.key)
+        .await?
+        .ok_or_else(|| StorageError::corrupt("a saved transform record cannot be read back"))
+}
+
+/// Opens `WITH RECURSIVE … visible AS (…)`: the live rows matching `filter` (over alias `f`) with
+/// their `effective_access` and sort keys. The caller appends the final `SELECT … FROM visible`.
+///
+/// `chain` walks from each row up through its ancestors and stops at the first non-null
+/// `access`, so each row carries at most one resolved value. Values other than
+/// `public`/`private` count as null, as in [`Visibility::parse_access`]. A chain that reaches the
+/// root with only nulls is public; one that never reaches it (a cycle, a dangling parent) is
+/// private: a broken tree must hide a file, not expose it. UNION (not UNION ALL) drops repeated
+/// rows, which is what ends the walk around a cycle; no depth limit is needed, so no legitimate
+/// deep tree is cut short. Deleted ancestors still count: their `access` was set for what they
+/// held.
+fn push_visible_cte(sql: &mut Sql, filter: impl FnOnce(&mut Sql)) {
+    sql.push("WITH RECURSIVE base AS (SELECT f.* FROM files f WHERE f.deleted_at IS NULL AND (");
+    filter(sql);
+    sql.push(
+        ")), \
+         chain(start_id, next_id, access) AS (\
+           SELECT id, parent_id, CASE WHEN access IN ('public', 'private') THEN access END \
+           FROM base \
+           UNION \
+           SELECT c.start_id, p.parent_id, \
+                  CASE WHEN p.access IN ('public', 'private') THEN p.access END \
+           FROM chain c JOIN files p ON p.id = c.next_id \
+           WHERE c.access IS NULL), \
+         vis AS (\
+           SELECT start_id, COALESCE(MAX(access), \
+             CASE WHEN MAX(CASE WHEN next_id IS NULL THEN 1 ELSE 0 END) = 1 \
+             THEN 'public' ELSE 'private' END) AS effective_access \
+           FROM chain GROUP BY start_id), \
+         visible AS (\
+           SELECT b.*, v.effective_access, \
+                  CASE WHEN b.type = 'folder' THEN 0 ELSE 1 END AS sort_kind, \
+                  lower(b.filename) AS sort_name \
+           FROM base b JOIN vis v ON v.start_id = b.id) ",
+    );
+}
+
+/// Reads back a row just written inside `txn`, with its effective visibility.
+async fn reread<C: ConnectionTrait>(txn: &C, id: i64) -> Result<StoredFile, StorageError> {
+    get_file(txn, id)
+        .await?
+        .ok_or_else(|| StorageError::corrupt("a file just written cannot be read back"))
+}
+
+/// Serializes tree writes on PostgreSQL; see the module docs. Released at commit or rollback.
+async fn lock_tree<C: ConnectionTrait>(txn: &C) -> Result<(), StorageError> {
+    if txn.get_database_backend() == DbBackend::Postgres {
+        let mut sql = Sql::new(DbBackend::Postgres);
+        sql.push("SELECT pg_advisory_xact_lock(")
+            .bind(TREE_LOCK_KEY)
+            .push(")");
+        sql.execute(txn).await?;
+    }
+    Ok(())
+}
+
+/// `parent` as a bound value after checking it names a live folder (`None`: the top level).
+async fn live_parent<C: ConnectionTrait>(
+    txn: &C,
+    parent: Option<i64>,
+) -> Result<Option<i32>, StorageError> {
+    let Some(parent) = parent else {
+        return Ok(None);
+    };
+    let missing = || StorageError::Conflict(format!("the parent folder {parent} does not exist"));
+    let id = id_param(parent).ok_or_else(missing)?;
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("SELECT type FROM files WHERE id = ")
+        .bind(id)
+        .push(" AND deleted_at IS NULL");
+    let row = sql.one(txn).await?.ok_or_else(missing)?;
+    if FileKind::parse(&row.try_get::<String>("", "type")?)? != FileKind::Folder {
+        return Err(StorageError::Conflict(format!(
+            "the parent {parent} is a file, not a folder"
+        )));
+    }
+    Ok(Some(id))
+}
+
+async fn check_folder_name_free<C: ConnectionTrait>(
+    txn: &C,
+    parent: Option<i32>,
+    name: &str,
+    except: Option<i32>,
+) -> Result<(), StorageError> {
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("SELECT id FROM files WHERE type = 'folder' AND deleted_at IS NULL AND filename = ")
+        .bind(name);
+    match parent {
+        Some(parent) => sql.push(" AND parent_id = ").bind(parent),
+        None => sql.push(" AND parent_id IS NULL"),
+    };
+    if let Some(except) = except {
+        sql.push(" AND id <> ").bind(except);
+    }
+    if sql.one(txn).await?.is_some() {
+        return Err(StorageError::Conflict(format!(
+            "a folder named {name:?} already exists here"
+        )));
+    }
+    Ok(())
+}
+
+/// Is `folder` the row `start` or one of its ancestors? Moving `folder` under `start` would then
+/// make a cycle.
+async fn is_ancestor_or_self<C: ConnectionTrait>(
+    txn: &C,
+    folder: i32,
+    start: i32,
+) -> Result<bool, StorageError> {
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("WITH RECURSIVE up(id) AS (SELECT id FROM files WHERE id = ")
+        .bind(start)
+        .push(
+            " UNION SELECT f.parent_id FROM files f JOIN up u ON f.id = u.id \
+             WHERE f.parent_id IS NOT NULL) SELECT id FROM up WHERE id = ",
+        )
+        .bind(folder);
+    Ok(sql.one(txn).await?.is_some())
+}
+
+fn check_name(name: &str) -> Result<(), StorageError> {
+    if name.trim().is_empty() {
+        return Err(StorageError::Conflict(
+            "a name must not be empty".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// `%term%` for `LIKE … ESCAPE '\'`, with the term's own wildcards escaped so a search for
+/// `50%` finds that text and not everything starting with `50`.
+fn like_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for c in term.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+fn visibility(raw: &str) -> Result<Visibility, StorageError> {
+    Visibility::parse_access(Some(raw))
+        .ok_or_else(|| StorageError::corrupt(format!("unknown effective access {raw:?}")))
+}
+
+fn file_from_row(row: &QueryResult) -> Result<StoredFile, StorageError> {
+    let access: Option<String> = row.try_get("", "access")?;
+    let effective: String = row.try_get("", "effective_access")?;
+    Ok(StoredFile {
+        id: get_id(row, "id")?,
+        parent_id: get_opt_id(row, "parent_id")?,
+        kind: FileKind::parse(&row.try_get::<String>("", "type")?)?,
+        access: Visibility::parse_access(access.as_deref()),
+        effective: visibility(&effective)?,
+        filename: row.try_get("", "filename")?,
+        title: row.try_get("", "title")?,
+        description: row.try_get("", "description")?,
+        location: row.try_get("", "location")?,
+        download_name: row.try_get("", "download_name")?,
+        mime_type: row.try_get("", "mime_type")?,
+        extension: row.try_get("", "extension")?,
+        filesize: row.try_get("", "filesize")?,
+        width: row.try_get("", "width")?,
+        height: row.try_get("", "height")?,
+        focal_point_x: row.try_get("", "focal_point_x")?,
+        focal_point_y: row.try_get("", "focal_point_y")?,
+        content_hash: row.try_get("", "content_hash")?,
+        storage_key: row.try_get("", "storage_key")?,
+        created_at: get_time(row, "created_at")?,
+        updated_at: get_time(row, "updated_at")?,
+        deleted_at: get_time(row, "deleted_at")?,
+    })
+}
+
+fn transform_from_row(row: &QueryResult) -> Result<StoredTransform, StorageError> {
+    Ok(StoredTransform {
+        storage_key: row.try_get("", "storage_key")?,
+        mime_type: row.try_get("", "mime_type")?,
+        filesize: row.try_get("", "filesize")?,
+        width: row.try_get("", "width")?,
+        height: row.try_get("", "height")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_pattern_takes_wildcards_literally() {
+        assert_eq!(like_pattern("50%_a\\b"), "%50\\%\\_a\\\\b%");
+        assert_eq!(like_pattern(""), "%%");
+    }
+
+    #[test]
+    fn file_kind_round_trips() {
+        for kind in [FileKind::File, FileKind::Folder] {
+            assert_eq!(FileKind::parse(kind.as_str()).unwrap(), kind);
+        }
+        assert!(FileKind::parse("link").is_err());
+    }
+}

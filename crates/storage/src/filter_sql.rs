@@ -1,0 +1,954 @@
+//! The policy crate's filter AST (and typed sorting) compiled to SQL over `items.data`, on
+//! SQLite (JSONB with `json_extract` / `json_type` / `json_each`) and PostgreSQL (`jsonb`).
+//!
+//! The SQL must give the same answers as [`vellum_policy::Filter::matches`]: the same table of
+//! cases runs against both (see `tests/filters.rs`). Two compilation strategies share that
+//! contract:
+//!
+//! - **By shape** for scalar fields whose schema says what they hold (numbers, text,
+//!   booleans, ids): a direct comparison on the extracted value, cheap enough to scan 100k items
+//!   within the list budget. Stored values are normalized on write, so the shape is the type.
+//! - **Generic** for everything else (lists, links, unknown fields): the value's JSON type is
+//!   checked at run time and lists match when any element does, exactly like the evaluator.
+//!
+//! Field names and locale codes are embedded in JSON paths as literals: both are validated
+//! newtypes restricted to identifier characters, and [`ident`] refuses anything else. Operands
+//! are always bound.
+
+use sea_orm::DbBackend;
+use serde_json::Value as Json;
+use vellum_domain::{CollectionSchema, ContentLocales, FieldType, LocaleCode, ValueShape};
+use vellum_policy::{Condition, Filter, FilterField, FilterOp};
+
+use crate::StorageError;
+use crate::sql::Sql;
+
+/// What the compiler needs besides the filter: the schema (for shapes and translatability) and
+/// the locale translatable values are compared in (with fallback to the default locale, like
+/// the read path).
+#[derive(Debug, Clone, Copy)]
+pub struct FilterScope<'a> {
+    pub schema: &'a CollectionSchema,
+    pub locales: &'a ContentLocales,
+    pub locale: &'a LocaleCode,
+}
+
+/// A sort key: a system key or a field, ascending unless `descending`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortKey {
+    pub field: FilterField,
+    pub descending: bool,
+}
+
+impl SortKey {
+    /// Parses `sort=-views,title`.
+    ///
+    /// # Errors
+    /// A message naming the bad token (empty or not a field name).
+    pub fn parse_list(raw: &str) -> Result<Vec<Self>, String> {
+        raw.split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|token| {
+                let (descending, name) = match token.strip_prefix('-') {
+                    Some(rest) => (true, rest),
+                    None => (false, token),
+                };
+                FilterField::parse(name).map(|field| Self { field, descending })
+            })
+            .collect()
+    }
+}
+
+/// Refuses a path segment that is not made of identifier characters (defence in depth: the
+/// domain newtypes already guarantee it).
+fn ident(s: &str) -> Result<&str, StorageError> {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        Ok(s)
+    } else {
+        Err(StorageError::corrupt(format!(
+            "unsafe identifier in a JSON path: {s:?}"
+        )))
+    }
+}
+
+/// How to reach a field's (flattened) value inside `data`.
+#[derive(Debug, Clone)]
+struct Access {
+    /// SQLite: an SQL expression giving the JSON path (a literal, or a CASE choosing the
+    /// requested locale or the default one).
+    lite_path: String,
+    /// PostgreSQL: an SQL expression giving the `jsonb` value (SQL NULL when missing).
+    pg_json: String,
+    /// PostgreSQL: the value as text (`->>`), for text comparisons.
+    pg_text: String,
+}
+
+fn access(
+    data: &str,
+    name: &str,
+    translatable: bool,
+    scope: &FilterScope<'_>,
+) -> Result<Access, StorageError> {
+    let name = ident(name)?;
+    let locale = ident(scope.locale.as_str())?;
+    let default = ident(scope.locales.default_locale().as_str())?;
+    if !translatable {
+        return Ok(Access {
+            lite_path: plain_path(name),
+            pg_json: format!("({data} -> '{name}')"),
+            pg_text: format!("({data} ->> '{name}')"),
+        });
+    }
+    if locale == default {
+        return Ok(Access {
+            lite_path: format!("'$.\"{name}\".\"{locale}\"'"),
+            pg_json: format!("({data} -> '{name}' -> '{locale}')"),
+            pg_text: format!("({data} -> '{name}' ->> '{locale}')"),
+        });
+    }
+    // The requested translation when it is present and not null, else the default locale's:
+    // the same fallback as `ContentLocales::pick` on the read path.
+    let wanted = format!("'$.\"{name}\".\"{locale}\"'");
+    let fallback = format!("'$.\"{name}\".\"{default}\"'");
+    let pg_json = format!(
+        "COALESCE(NULLIF({data} -> '{name}' -> '{locale}', 'null'::jsonb), {data} -> '{name}' -> '{default}')"
+    );
+    Ok(Access {
+        lite_path: format!(
+            "(CASE WHEN COALESCE(json_type({data}, {wanted}), 'null') <> 'null' THEN {wanted} ELSE {fallback} END)"
+        ),
+        pg_text: format!("({pg_json} #>> '{{}}')"),
+        pg_json: format!("({pg_json})"),
+    })
+}
+
+/// The SQLite JSON path literal of a top-level, non-translatable field.
+fn plain_path(name: &str) -> String {
+    format!("'$.\"{name}\"'")
+}
+
+/// Field types whose text values are short enough to be worth an index entry.
+fn is_short_text(field_type: FieldType) -> bool {
+    !matches!(
+        field_type,
+        FieldType::Textarea
+            | FieldType::Wysiwyg
+            | FieldType::Markdown
+            | FieldType::Code
+            | FieldType::Hash
+    )
+}
+
+/// At most this many fields go into a collection's scalar index: wide enough for the usual
+/// filterable fields (status, dates, counts, flags, references), narrow enough to stay cheap.
+const MAX_INDEXED_FIELDS: usize = 12;
+
+/// SQLite only: the partial index over a collection's short scalar fields that makes filtered
+/// counts and lists read narrow index entries instead of every item's whole `data`. Its
+/// expressions are exactly the ones [`push_filter`] generates for those fields (SQLite reads an
+/// indexed expression from the index instead of computing it, and treats such an index as
+/// covering), and its predicate names the collection id as a literal, as the list queries do,
+/// so the planner can prove the index applies. `None` on PostgreSQL, or without such fields.
+///
+/// Returns `(drop, create)` statements.
+pub(crate) fn scalar_index_sql(
+    backend: DbBackend,
+    collection_id: i64,
+    schema: &CollectionSchema,
+) -> Result<(String, Option<String>), StorageError> {
+    let name = scalar_index_name(collection_id);
+    let drop = format!("DROP INDEX IF EXISTS {name}");
+    if backend != DbBackend::Sqlite {
+        return Ok((drop, None));
+    }
+    let mut exprs = Vec::new();
+    for (field, kind) in indexed_fields(schema) {
+        let path = plain_path(ident(field)?);
+        exprs.push(match kind {
+            Kind::Boolean => format!("json_type(data, {path})"),
+            _ => format!("json_extract(data, {path})"),
+        });
+    }
+    if exprs.is_empty() {
+        return Ok((drop, None));
+    }
+    let create = format!(
+        "CREATE INDEX {name} ON items ({}) WHERE collection_id = {collection_id} AND deleted_at IS NULL",
+        exprs.join(", ")
+    );
+    Ok((drop, Some(create)))
+}
+
+fn scalar_index_name(collection_id: i64) -> String {
+    format!("ix_items_scalars_c{collection_id}")
+}
+
+/// The fields of the scalar index, in schema order, with how they are compiled.
+fn indexed_fields(schema: &CollectionSchema) -> Vec<(&str, Kind)> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| !f.translatable)
+        .filter_map(|f| {
+            let kind = kind_of(f.shape());
+            let wanted = match kind {
+                Kind::Number | Kind::Boolean => true,
+                Kind::Text => is_short_text(f.field_type),
+                Kind::Generic => false,
+            };
+            wanted.then_some((f.name.as_str(), kind))
+        })
+        .take(MAX_INDEXED_FIELDS)
+        .collect()
+}
+
+/// ` INDEXED BY …` for a filtered count on SQLite when every condition reads a field of the
+/// collection's scalar index: a scan of the narrow index entries then answers it without
+/// touching the items' `data` (several times faster on a large collection). SQLite's planner
+/// does not pick that index by itself, because no condition can seek into it; when a condition
+/// reads anything else the plain table scan is the better plan and no hint is given.
+pub(crate) fn scalar_index_hint(
+    backend: DbBackend,
+    collection_id: i64,
+    schema: &CollectionSchema,
+    filter: &Filter,
+) -> Option<String> {
+    if backend != DbBackend::Sqlite || filter.is_empty() {
+        return None;
+    }
+    let indexed = indexed_fields(schema);
+    let covered = filter.conditions().iter().all(|c| match &c.field {
+        FilterField::Data(name) => indexed.iter().any(|(f, _)| *f == name.as_str()),
+        FilterField::Id => true,
+        FilterField::CreatedAt | FilterField::UpdatedAt => false,
+    });
+    covered.then(|| format!(" INDEXED BY {}", scalar_index_name(collection_id)))
+}
+
+/// How a field's values are compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Number,
+    Text,
+    Boolean,
+    Generic,
+}
+
+fn kind_of(shape: ValueShape) -> Kind {
+    match shape {
+        ValueShape::Number | ValueShape::FileId | ValueShape::ItemId => Kind::Number,
+        ValueShape::Text | ValueShape::Fingerprint => Kind::Text,
+        ValueShape::Boolean => Kind::Boolean,
+        _ => Kind::Generic,
+    }
+}
+
+/// Appends `AND (…)` for every condition of `filter`.
+pub(crate) fn push_filter(
+    sql: &mut Sql,
+    data: &str,
+    filter: &Filter,
+    scope: &FilterScope<'_>,
+) -> Result<(), StorageError> {
+    for condition in filter.conditions() {
+        sql.push(" AND ");
+        push_condition(sql, data, condition, scope)?;
+    }
+    Ok(())
+}
+
+fn push_condition(
+    sql: &mut Sql,
+    data: &str,
+    c: &Condition,
+    scope: &FilterScope<'_>,
+) -> Result<(), StorageError> {
+    let name = match &c.field {
+        FilterField::Id => return push_system(sql, "id", &c.op, true),
+        FilterField::CreatedAt => return push_system(sql, "created_at", &c.op, false),
+        FilterField::UpdatedAt => return push_system(sql, "updated_at", &c.op, false),
+        FilterField::Data(name) => name.as_str(),
+    };
+    let field = scope.schema.field(name);
+    let translatable = field.is_some_and(|f| f.translatable);
+    let kind = field.map_or(Kind::Generic, |f| kind_of(f.shape()));
+    let at = access(data, name, translatable, scope)?;
+    sql.push("(");
+    match kind {
+        Kind::Number => push_number(sql, data, &at, &c.op),
+        Kind::Text => push_text(sql, data, &at, &c.op),
+        Kind::Boolean => push_boolean(sql, data, &at, &c.op),
+        Kind::Generic => push_generic(sql, data, &at, &c.op),
+    }
+    sql.push(")");
+    Ok(())
+}
+
+// ---- operands, typed as the evaluator types them -------------------------------------------
+
+fn number_of(v: &Json) -> Option<f64> {
+    match v {
+        Json::Number(n) => n.as_f64(),
+        Json::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    }
+}
+
+fn text_of(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn bool_of(v: &Json) -> Option<bool> {
+    match v {
+        Json::Bool(b) => Some(*b),
+        Json::String(s) => match s.as_str() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        },
+        Json::Number(n) if n.as_f64() == Some(1.0) => Some(true),
+        Json::Number(n) if n.as_f64() == Some(0.0) => Some(false),
+        _ => None,
+    }
+}
+
+/// Which stored booleans contain `needle` as text ("true" / "false"), ignoring ASCII case.
+fn bools_containing(needle: &str) -> Vec<bool> {
+    let needle = needle.to_ascii_lowercase();
+    [true, false]
+        .into_iter()
+        .filter(|b| b.to_string().contains(&needle))
+        .collect()
+}
+
+fn cmp_sql(op: &FilterOp) -> Option<(&'static str, &Json)> {
+    match op {
+        FilterOp::Gt(o) => Some((">", o)),
+        FilterOp::Gte(o) => Some((">=", o)),
+        FilterOp::Lt(o) => Some(("<", o)),
+        FilterOp::Lte(o) => Some(("<=", o)),
+        _ => None,
+    }
+}
+
+/// ASCII-only lower-casing on PostgreSQL (its `lower()` follows the locale, the evaluator folds
+/// ASCII only; SQLite's `lower()` is ASCII-only already).
+fn pg_lower(expr: &str) -> String {
+    format!("translate({expr}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')")
+}
+
+fn push_contains_text(sql: &mut Sql, text_expr: &str, needle: &str) {
+    let needle = needle.to_ascii_lowercase();
+    if sql.is_postgres() {
+        sql.push("strpos(")
+            .push(&pg_lower(text_expr))
+            .push(", ")
+            .bind(needle)
+            .push(") > 0");
+    } else {
+        sql.push("instr(lower(")
+            .push(text_expr)
+            .push("), ")
+            .bind(needle)
+            .push(") > 0");
+    }
+}
+
+// ---- numbers (and item / file ids) -----------------------------------------------------------
+
+fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
+    let pg = sql.is_postgres();
+    // The numeric value, or NULL when absent or not a number.
+    let value = if pg {
+        format!(
+            "(CASE WHEN jsonb_typeof({j}) = 'number' THEN ({j} #>> '{{}}')::float8 END)",
+            j = at.pg_json
+        )
+    } else {
+        format!("json_extract({data}, {})", at.lite_path)
+    };
+    match op {
+        FilterOp::Null => {
+            sql.push(&value).push(" IS NULL");
+        }
+        FilterOp::NotNull => {
+            sql.push(&value).push(" IS NOT NULL");
+        }
+        FilterOp::Eq(o) => match number_of(o) {
+            Some(n) => {
+                sql.push(&value).push(" = ").bind(n);
+            }
+            None => {
+                sql.push("FALSE");
+            }
+        },
+        FilterOp::Neq(o) => match number_of(o) {
+            Some(n) => {
+                sql.push(&format!("{value} IS NULL OR {value} <> ")).bind(n);
+            }
+            None => {
+                sql.push("TRUE");
+            }
+        },
+        FilterOp::In(list) => {
+            let numbers: Vec<f64> = list.iter().filter_map(number_of).collect();
+            if numbers.is_empty() {
+                sql.push("FALSE");
+            } else {
+                sql.push(&value).push(" IN ");
+                sql.bind_list(numbers);
+            }
+        }
+        FilterOp::Contains(needle) => {
+            let text = if pg {
+                format!(
+                    "(CASE WHEN jsonb_typeof({j}) = 'number' THEN {j} #>> '{{}}' END)",
+                    j = at.pg_json
+                )
+            } else {
+                format!("CAST({value} AS TEXT)")
+            };
+            push_contains_text(sql, &text, needle);
+        }
+        _ => {
+            if let Some((cmp, o)) = cmp_sql(op) {
+                match number_of(o) {
+                    Some(n) => {
+                        sql.push(&value).push(" ").push(cmp).push(" ").bind(n);
+                    }
+                    None => {
+                        sql.push("FALSE");
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---- text ------------------------------------------------------------------------------------
+
+fn push_text(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
+    let pg = sql.is_postgres();
+    let value = if pg {
+        at.pg_text.clone()
+    } else {
+        format!("json_extract({data}, {})", at.lite_path)
+    };
+    match op {
+        FilterOp::Null | FilterOp::NotNull => {
+            let blank = if pg {
+                format!("({value} IS NULL OR btrim({value}, E' \\t\\r\\n') = '')")
+            } else {
+                format!("({value} IS NULL OR trim({value}, ' ' || char(9, 10, 13)) = '')")
+            };
+            if matches!(op, FilterOp::NotNull) {
+                sql.push("NOT ");
+            }
+            sql.push(&blank);
+        }
+        FilterOp::Eq(o) => match text_of(o) {
+            Some(s) => {
+                sql.push(&value).push(" = ").bind(s);
+            }
+            None => {
+                sql.push("FALSE");
+            }
+        },
+        FilterOp::Neq(o) => match text_of(o) {
+            Some(s) => {
+                sql.push(&format!("{value} IS NULL OR {value} <> ")).bind(s);
+            }
+            None => {
+                sql.push("TRUE");
+            }
+        },
+        FilterOp::In(list) => {
+            let texts: Vec<String> = list.iter().filter_map(text_of).collect();
+            if texts.is_empty() {
+                sql.push("FALSE");
+            } else {
+                sql.push(&value).push(" IN ");
+                sql.bind_list(texts);
+            }
+        }
+        FilterOp::Contains(needle) => push_contains_text(sql, &value, needle),
+        _ => {
+            if let Some((cmp, o)) = cmp_sql(op) {
+                match text_of(o) {
+                    Some(s) => {
+                        // Byte order, like Rust's `str` ordering (and ISO dates order right).
+                        let collate = if pg { " COLLATE \"C\"" } else { "" };
+                        sql.push(&value)
+                            .push(collate)
+                            .push(" ")
+                            .push(cmp)
+                            .push(" ")
+                            .bind(s);
+                    }
+                    None => {
+                        sql.push("FALSE");
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---- booleans ----------------------------------------------------------------------------------
+
+fn push_boolean(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
+    // The JSON type name of the value: 'true' / 'false' on SQLite; on PostgreSQL the value's
+    // text ('true' / 'false') when it is a boolean.
+    let tag = if sql.is_postgres() {
+        format!(
+            "(CASE WHEN jsonb_typeof({j}) = 'boolean' THEN {j} #>> '{{}}' END)",
+            j = at.pg_json
+        )
+    } else {
+        format!("json_type({data}, {})", at.lite_path)
+    };
+    let one_of = |sql: &mut Sql, values: &[bool], negate: bool| {
+        if values.is_empty() {
+            sql.push(if negate { "TRUE" } else { "FALSE" });
+            return;
+        }
+        let names: Vec<String> = values.iter().map(ToString::to_string).collect();
+        if negate {
+            sql.push(&format!("COALESCE({tag}, 'null') NOT IN "));
+        } else {
+            sql.push(&tag).push(" IN ");
+        }
+        sql.bind_list(names);
+    };
+    match op {
+        FilterOp::Null => {
+            sql.push(&format!("COALESCE({tag}, 'null') NOT IN ('true', 'false')"));
+        }
+        FilterOp::NotNull => {
+            sql.push(&tag).push(" IN ('true', 'false')");
+        }
+        FilterOp::Eq(o) => one_of(sql, &bool_of(o).into_iter().collect::<Vec<_>>(), false),
+        FilterOp::Neq(o) => one_of(sql, &bool_of(o).into_iter().collect::<Vec<_>>(), true),
+        FilterOp::In(list) => {
+            let mut values: Vec<bool> = list.iter().filter_map(bool_of).collect();
+            values.dedup();
+            one_of(sql, &values, false);
+        }
+        FilterOp::Contains(needle) => one_of(sql, &bools_containing(needle), false),
+        // Booleans have no order in the evaluator.
+        _ => {
+            sql.push("FALSE");
+        }
+    }
+}
+
+// ---- anything else: run-time JSON types, lists match on any element ---------------------------
+
+/// A predicate over one JSON element (`ty`, `val`: SQLite's `json_each` columns; `ev`: a
+/// PostgreSQL `jsonb` element) for `_eq` with `operand`, NULL-free.
+fn element_eq(sql: &mut Sql, elem: &Elem<'_>, operand: &Json) {
+    let mut parts = 0;
+    sql.push("(");
+    if let Some(n) = number_of(operand) {
+        match elem {
+            Elem::Lite { ty, val } => {
+                sql.push(&format!("({ty} IN ('integer', 'real') AND {val} = "))
+                    .bind(n)
+                    .push(")");
+            }
+            Elem::Pg(ev) => {
+                sql.push(&format!(
+                    "(jsonb_typeof({ev}) = 'number' AND ({ev} #>> '{{}}')::float8 = "
+                ))
+                .bind(n)
+                .push(")");
+            }
+        }
+        parts += 1;
+    }
+    if let Some(s) = text_of(operand) {
+        if parts > 0 {
+            sql.push(" OR ");
+        }
+        match elem {
+            Elem::Lite { ty, val } => {
+                sql.push(&format!("({ty} = 'text' AND {val} = "))
+                    .bind(s)
+                    .push(")");
+            }
+            Elem::Pg(ev) => {
+                sql.push(&format!(
+                    "(jsonb_typeof({ev}) = 'string' AND {ev} #>> '{{}}' = "
+                ))
+                .bind(s)
+                .push(")");
+            }
+        }
+        parts += 1;
+    }
+    if let Some(b) = bool_of(operand) {
+        if parts > 0 {
+            sql.push(" OR ");
+        }
+        match elem {
+            Elem::Lite { ty, .. } => {
+                sql.push(&format!("{ty} = ")).bind(b.to_string());
+            }
+            Elem::Pg(ev) => {
+                sql.push(&format!("{ev} = CAST("))
+                    .bind(b.to_string())
+                    .push(" AS jsonb)");
+            }
+        }
+        parts += 1;
+    }
+    if parts == 0 {
+        sql.push("FALSE");
+    }
+    sql.push(")");
+}
+
+fn element_contains(sql: &mut Sql, elem: &Elem<'_>, needle: &str) {
+    match elem {
+        Elem::Lite { ty, val } => {
+            sql.push(&format!("({ty} IN ('text', 'integer', 'real') AND "));
+            push_contains_text(sql, &format!("CAST({val} AS TEXT)"), needle);
+        }
+        Elem::Pg(ev) => {
+            sql.push(&format!("(jsonb_typeof({ev}) IN ('string', 'number') AND "));
+            push_contains_text(sql, &format!("({ev} #>> '{{}}')"), needle);
+        }
+    }
+    let bools = bools_containing(needle);
+    if !bools.is_empty() {
+        let names: Vec<String> = bools.iter().map(ToString::to_string).collect();
+        match elem {
+            Elem::Lite { ty, .. } => {
+                sql.push(&format!(" OR {ty} IN "));
+            }
+            Elem::Pg(ev) => {
+                sql.push(&format!(
+                    " OR (jsonb_typeof({ev}) = 'boolean' AND {ev} #>> '{{}}' IN "
+                ));
+            }
+        }
+        sql.bind_list(names);
+        if matches!(elem, Elem::Pg(_)) {
+            sql.push(")");
+        }
+    }
+    sql.push(")");
+}
+
+enum Elem<'a> {
+    Lite { ty: &'a str, val: &'a str },
+    Pg(&'a str),
+}
+
+/// `EXISTS (an element of the value — the value itself when it is not a list — satisfying …)`.
+fn push_any_element(
+    sql: &mut Sql,
+    data: &str,
+    at: &Access,
+    pred: impl FnOnce(&mut Sql, &Elem<'_>),
+) {
+    if sql.is_postgres() {
+        let j = &at.pg_json;
+        sql.push(&format!(
+            "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({j}) = 'array' THEN {j} ELSE jsonb_build_array({j}) END) AS e(v) WHERE "
+        ));
+        pred(sql, &Elem::Pg("e.v"));
+    } else {
+        // `json_each` on a scalar yields the scalar itself: the evaluator's "any element".
+        sql.push(&format!(
+            "EXISTS (SELECT 1 FROM json_each({data}, {}) AS e WHERE ",
+            at.lite_path
+        ));
+        pred(
+            sql,
+            &Elem::Lite {
+                ty: "e.type",
+                val: "e.value",
+            },
+        );
+    }
+    sql.push(")");
+}
+
+fn push_generic(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
+    let pg = sql.is_postgres();
+    match op {
+        FilterOp::Null | FilterOp::NotNull => {
+            if matches!(op, FilterOp::NotNull) {
+                sql.push("NOT ");
+            }
+            if pg {
+                let j = &at.pg_json;
+                sql.push(&format!(
+                    "(CASE jsonb_typeof({j}) WHEN 'string' THEN btrim({j} #>> '{{}}', E' \\t\\r\\n') = '' WHEN 'array' THEN jsonb_array_length({j}) = 0 WHEN 'null' THEN TRUE WHEN 'number' THEN FALSE WHEN 'boolean' THEN FALSE WHEN 'object' THEN FALSE ELSE TRUE END)"
+                ));
+            } else {
+                let p = &at.lite_path;
+                sql.push(&format!(
+                    "(CASE WHEN json_type({data}, {p}) IS NULL THEN TRUE WHEN json_type({data}, {p}) = 'text' THEN trim(json_extract({data}, {p}), ' ' || char(9, 10, 13)) = '' WHEN json_type({data}, {p}) = 'array' THEN json_array_length({data}, {p}) = 0 WHEN json_type({data}, {p}) = 'null' THEN TRUE ELSE FALSE END)"
+                ));
+            }
+        }
+        FilterOp::Eq(o) => push_any_element(sql, data, at, |sql, e| element_eq(sql, e, o)),
+        FilterOp::Neq(o) => {
+            sql.push("NOT ");
+            push_any_element(sql, data, at, |sql, e| element_eq(sql, e, o));
+        }
+        FilterOp::In(list) => push_any_element(sql, data, at, |sql, e| {
+            sql.push("(FALSE");
+            for o in list {
+                sql.push(" OR ");
+                element_eq(sql, e, o);
+            }
+            sql.push(")");
+        }),
+        FilterOp::Contains(needle) => {
+            push_any_element(sql, data, at, |sql, e| element_contains(sql, e, needle));
+        }
+        _ => {
+            let Some((cmp, o)) = cmp_sql(op) else {
+                return;
+            };
+            // Ordering never looks inside lists: a number numerically, text as text.
+            let (n, s) = (number_of(o), text_of(o));
+            sql.push("(FALSE");
+            if pg {
+                let j = &at.pg_json;
+                if let Some(n) = n {
+                    sql.push(&format!(
+                        " OR (jsonb_typeof({j}) = 'number' AND ({j} #>> '{{}}')::float8 {cmp} "
+                    ))
+                    .bind(n)
+                    .push(")");
+                }
+                if let Some(s) = s {
+                    sql.push(&format!(
+                        " OR (jsonb_typeof({j}) = 'string' AND ({j} #>> '{{}}') COLLATE \"C\" {cmp} "
+                    ))
+                    .bind(s)
+                    .push(")");
+                }
+            } else {
+                let p = &at.lite_path;
+                if let Some(n) = n {
+                    sql.push(&format!(
+                        " OR (json_type({data}, {p}) IN ('integer', 'real') AND json_extract({data}, {p}) {cmp} "
+                    ))
+                    .bind(n)
+                    .push(")");
+                }
+                if let Some(s) = s {
+                    sql.push(&format!(
+                        " OR (json_type({data}, {p}) = 'text' AND json_extract({data}, {p}) {cmp} "
+                    ))
+                    .bind(s)
+                    .push(")");
+                }
+            }
+            sql.push(")");
+        }
+    }
+}
+
+// ---- system keys -------------------------------------------------------------------------------
+
+/// `id` compares numerically; `created_at` / `updated_at` compare as instants when the operand
+/// parses as RFC 3339 or a `YYYY-MM-DD` date (midnight UTC), and never match otherwise.
+fn push_system(
+    sql: &mut Sql,
+    column: &str,
+    op: &FilterOp,
+    numeric: bool,
+) -> Result<(), StorageError> {
+    sql.push("(");
+    let typed = |o: &Json| -> Option<sea_orm::Value> {
+        if numeric {
+            number_of(o).map(sea_orm::Value::from)
+        } else {
+            text_of(o)
+                .as_deref()
+                .and_then(parse_instant)
+                .map(sea_orm::Value::from)
+        }
+    };
+    match op {
+        FilterOp::Null => {
+            sql.push(column).push(" IS NULL");
+        }
+        FilterOp::NotNull => {
+            sql.push(column).push(" IS NOT NULL");
+        }
+        FilterOp::Eq(o) => match typed(o) {
+            Some(v) => {
+                sql.push(column).push(" = ").bind(v);
+            }
+            None => {
+                sql.push("FALSE");
+            }
+        },
+        FilterOp::Neq(o) => match typed(o) {
+            Some(v) => {
+                sql.push(&format!("{column} IS NULL OR {column} <> "))
+                    .bind(v);
+            }
+            None => {
+                sql.push("TRUE");
+            }
+        },
+        FilterOp::In(list) => {
+            let values: Vec<sea_orm::Value> = list.iter().filter_map(typed).collect();
+            if values.is_empty() {
+                sql.push("FALSE");
+            } else {
+                sql.push(column).push(" IN ");
+                sql.bind_list(values);
+            }
+        }
+        FilterOp::Contains(needle) => {
+            if numeric {
+                push_contains_text(sql, &format!("CAST({column} AS TEXT)"), needle);
+            } else {
+                // Timestamps are not text in the database; a substring of one has no stable
+                // meaning across backends.
+                sql.push("FALSE");
+            }
+        }
+        _ => {
+            if let Some((cmp, o)) = cmp_sql(op) {
+                match typed(o) {
+                    Some(v) => {
+                        sql.push(column).push(" ").push(cmp).push(" ").bind(v);
+                    }
+                    None => {
+                        sql.push("FALSE");
+                    }
+                }
+            }
+        }
+    }
+    sql.push(")");
+    Ok(())
+}
+
+fn parse_instant(raw: &str) -> Option<time::OffsetDateTime> {
+    use time::format_description::well_known::Rfc3339;
+    if let Ok(t) = time::OffsetDateTime::parse(raw, &Rfc3339) {
+        return Some(t.to_offset(time::UtcOffset::UTC));
+    }
+    let date = time::Date::parse(
+        raw,
+        time::macros::format_description!("[year]-[month]-[day]"),
+    )
+    .ok()?;
+    Some(date.midnight().assume_utc())
+}
+
+// ---- sorting -----------------------------------------------------------------------------------
+
+/// Appends ` ORDER BY …`: the keys in order, missing values last ascending (first descending)
+/// on both backends, then `id` so pages never overlap.
+pub(crate) fn push_order(
+    sql: &mut Sql,
+    data: &str,
+    keys: &[SortKey],
+    scope: &FilterScope<'_>,
+) -> Result<(), StorageError> {
+    sql.push(" ORDER BY ");
+    for key in keys {
+        let expr = match &key.field {
+            FilterField::Id => "id".to_owned(),
+            FilterField::CreatedAt => "created_at".to_owned(),
+            FilterField::UpdatedAt => "updated_at".to_owned(),
+            FilterField::Data(name) => {
+                let field = scope.schema.field(name.as_str());
+                let translatable = field.is_some_and(|f| f.translatable);
+                let kind = field.map_or(Kind::Generic, |f| kind_of(f.shape()));
+                let at = access(data, name.as_str(), translatable, scope)?;
+                sort_expr(sql.backend(), data, &at, kind)
+            }
+        };
+        let dir = if key.descending {
+            "DESC NULLS FIRST"
+        } else {
+            "ASC NULLS LAST"
+        };
+        sql.push(&expr).push(" ").push(dir).push(", ");
+    }
+    let id_dir = if keys
+        .last()
+        .is_some_and(|k| k.descending && k.field == FilterField::Id)
+    {
+        "DESC"
+    } else {
+        "ASC"
+    };
+    sql.push("id ").push(id_dir);
+    Ok(())
+}
+
+fn sort_expr(backend: DbBackend, data: &str, at: &Access, kind: Kind) -> String {
+    if backend == DbBackend::Postgres {
+        let j = &at.pg_json;
+        match kind {
+            Kind::Number => format!(
+                "(CASE WHEN jsonb_typeof({j}) = 'number' THEN ({j} #>> '{{}}')::float8 END)"
+            ),
+            Kind::Text => format!("({} COLLATE \"C\")", at.pg_text),
+            Kind::Boolean | Kind::Generic => format!("NULLIF({j}, 'null'::jsonb)"),
+        }
+    } else {
+        // SQLite orders NULL, numbers, text, blobs: one expression covers every kind.
+        format!("json_extract({data}, {})", at.lite_path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_lists_parse() {
+        let keys = SortKey::parse_list("-views, title,id").unwrap();
+        assert_eq!(keys.len(), 3);
+        assert!(keys[0].descending);
+        assert_eq!(keys[0].field.as_str(), "views");
+        assert!(!keys[1].descending);
+        assert_eq!(keys[2].field, FilterField::Id);
+        assert!(SortKey::parse_list("-bad name").is_err());
+        assert!(SortKey::parse_list("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn path_segments_must_be_identifiers() {
+        assert!(ident("title_1").is_ok());
+        assert!(ident("en-GB").is_ok());
+        assert!(ident("a'b").is_err());
+        assert!(ident("").is_err());
+    }
+
+    #[test]
+    fn instants_parse_from_rfc3339_and_dates() {
+        assert!(parse_instant("2026-01-02T03:04:05Z").is_some());
+        assert_eq!(
+            parse_instant("2026-01-02").unwrap().unix_timestamp(),
+            parse_instant("2026-01-02T00:00:00Z")
+                .unwrap()
+                .unix_timestamp()
+        );
+        assert!(parse_instant("yesterday").is_none());
+    }
+}

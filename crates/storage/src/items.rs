@@ -1,0 +1,751 @@
+//! Items: list with filter, sort and pagination; show; create; partial update; soft delete,
+//! restore, force delete; revisions.
+//!
+//! Writes take the capability the policy crate issued ([`Authorized<ItemWrite>`]) and enforce
+//! what it carries: its collection and action, and the role's item filter, both on the stored
+//! item (an item outside the filter is "not found", in the same statement that locks it) and on
+//! the item as written (refused with [`StorageError::OutsideItemFilter`]). Every write —
+//! item row, revision, link rows, `unique` claims — runs in one transaction.
+
+use sea_orm::{
+    ConnectionTrait, DbBackend, QueryResult, SqlErr, TransactionSession, TransactionTrait,
+};
+use serde_json::{Map, Value as Json};
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+use vellum_domain::{
+    LocaleSelection, PreparedWrite, UniqueCheck, ValidationErrors, flatten_for_read,
+};
+use vellum_policy::{Authorized, CollectionAction, Filter, ItemRef, ItemWrite};
+
+use crate::StorageError;
+use crate::collections::Collection;
+pub use crate::filter_sql::{FilterScope, SortKey};
+use crate::filter_sql::{push_filter, push_order, scalar_index_hint};
+use crate::links::sync_links;
+use crate::sql::{
+    Sql, begin_write, get_id, get_json, get_object, get_opt_id, get_time, id_param, json_out, now,
+};
+
+/// A stored item, `data` as stored (translatable values as locale maps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub id: i64,
+    pub collection_id: i64,
+    pub data: Map<String, Json>,
+    pub created_at: Option<OffsetDateTime>,
+    pub updated_at: Option<OffsetDateTime>,
+    pub deleted_at: Option<OffsetDateTime>,
+    pub user_created_id: Option<i64>,
+    pub user_updated_id: Option<i64>,
+}
+
+/// One page of a list, with the numbers of `PaginationMeta`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub total: u64,
+    pub current_page: u64,
+    pub per_page: u64,
+    /// At least 1, also for an empty list.
+    pub last_page: u64,
+}
+
+impl<T> Page<T> {
+    pub(crate) fn new(items: Vec<T>, total: u64, page: u64, per_page: u64) -> Self {
+        let per_page = per_page.max(1);
+        Self {
+            items,
+            total,
+            current_page: page.max(1),
+            per_page,
+            last_page: total.div_ceil(per_page).max(1),
+        }
+    }
+}
+
+/// What to list: the request's filter already AND-ed with the role's item filter
+/// ([`Filter::and`]), the sort keys, and the page.
+#[derive(Debug, Clone, Copy)]
+pub struct ListItems<'a> {
+    pub filter: &'a Filter,
+    pub sort: &'a [SortKey],
+    /// 1-based.
+    pub page: u64,
+    pub per_page: u64,
+}
+
+/// A stored revision: the complete `data` after a create or update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revision {
+    pub id: i64,
+    pub item_id: i64,
+    pub data: Map<String, Json>,
+    pub user_id: Option<i64>,
+    pub created_at: Option<OffsetDateTime>,
+}
+
+const COLUMNS: &str =
+    "id, collection_id, created_at, updated_at, deleted_at, user_created_id, user_updated_id";
+
+fn select(backend: DbBackend) -> Sql {
+    let mut sql = Sql::new(backend);
+    sql.push("SELECT ")
+        .push(COLUMNS)
+        .push(", ")
+        .push(&json_out(backend, "data"))
+        .push(" AS data FROM items");
+    sql
+}
+
+fn item_of(row: &QueryResult) -> Result<Item, StorageError> {
+    Ok(Item {
+        id: get_id(row, "id")?,
+        collection_id: get_id(row, "collection_id")?,
+        data: get_object(row, "data")?,
+        created_at: get_time(row, "created_at")?,
+        updated_at: get_time(row, "updated_at")?,
+        deleted_at: get_time(row, "deleted_at")?,
+        user_created_id: get_opt_id(row, "user_created_id")?,
+        user_updated_id: get_opt_id(row, "user_updated_id")?,
+    })
+}
+
+/// From this offset on, a list whose filter the scalar index covers picks the page's ids from
+/// that index (see [`list_items`]); before it, walking the table in id order is cheaper.
+const DEEP_OFFSET: u64 = 300;
+
+fn sorts_by_id(sort: &[SortKey]) -> bool {
+    sort.iter()
+        .all(|k| k.field == vellum_policy::FilterField::Id)
+}
+
+fn collection_param(collection: &Collection) -> Result<i32, StorageError> {
+    id_param(collection.id).ok_or(StorageError::NotFound { what: "collection" })
+}
+
+/// A page of the collection's live items matching `query.filter`, and the total of matches.
+///
+/// # Errors
+/// A database error.
+pub async fn list_items<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    query: &ListItems<'_>,
+) -> Result<Page<Item>, StorageError> {
+    let backend = db.get_database_backend();
+    let cid = collection_param(collection)?;
+    let page = query.page.max(1);
+    let per_page = query.per_page.max(1);
+
+    // The collection id is written as a literal (an i32 read from the database, not request
+    // data): SQLite can then prove that the collection's partial scalar index applies.
+    let live = format!(" WHERE collection_id = {cid} AND deleted_at IS NULL");
+    let mut count = Sql::new(backend);
+    count.push("SELECT COUNT(*) AS n FROM items");
+    let hint = scalar_index_hint(backend, collection.id, collection.schema(), query.filter);
+    if let Some(hint) = &hint {
+        count.push(hint);
+    }
+    count.push(&live);
+    push_filter(&mut count, "data", query.filter, scope)?;
+    let total: i64 = match count.one(db).await? {
+        Some(row) => row.try_get("", "n")?,
+        None => 0,
+    };
+    let total = u64::try_from(total).unwrap_or(0);
+
+    let offset = (page - 1).saturating_mul(per_page);
+    if offset >= total {
+        return Ok(Page::new(Vec::new(), total, page, per_page));
+    }
+    let mut sql = select(backend);
+    let limit = i64::try_from(per_page).unwrap_or(i64::MAX);
+    let skip = i64::try_from(offset).unwrap_or(i64::MAX);
+    match hint.filter(|_| offset >= DEEP_OFFSET && sorts_by_id(query.sort)) {
+        // Deep pages: walking the table in id order would evaluate the filter on every row
+        // before the offset; the narrow index yields the matching ids, and only the page's
+        // rows are read.
+        Some(hint) => {
+            sql.push(" WHERE id IN (SELECT id FROM items")
+                .push(&hint)
+                .push(&live);
+            push_filter(&mut sql, "data", query.filter, scope)?;
+            push_order(&mut sql, "data", query.sort, scope)?;
+            sql.push(" LIMIT ")
+                .bind(limit)
+                .push(" OFFSET ")
+                .bind(skip)
+                .push(")");
+            push_order(&mut sql, "data", query.sort, scope)?;
+        }
+        None => {
+            sql.push(&live);
+            push_filter(&mut sql, "data", query.filter, scope)?;
+            push_order(&mut sql, "data", query.sort, scope)?;
+            sql.push(" LIMIT ").bind(limit).push(" OFFSET ").bind(skip);
+        }
+    }
+    let items = sql
+        .all(db)
+        .await?
+        .iter()
+        .map(item_of)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::new(items, total, page, per_page))
+}
+
+/// The live item `id` of the collection, if it matches `filter` (the role's item filter: an item
+/// outside it does not exist for the role).
+///
+/// # Errors
+/// A database error.
+pub async fn get_item<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    id: i64,
+    filter: Option<&Filter>,
+) -> Result<Option<Item>, StorageError> {
+    let Some(id) = id_param(id) else {
+        return Ok(None);
+    };
+    let mut sql = select(db.get_database_backend());
+    sql.push(" WHERE id = ")
+        .bind(id)
+        .push(" AND collection_id = ")
+        .bind(collection_param(collection)?)
+        .push(" AND deleted_at IS NULL");
+    if let Some(filter) = filter {
+        push_filter(&mut sql, "data", filter, scope)?;
+    }
+    sql.one(db).await?.as_ref().map(item_of).transpose()
+}
+
+/// Live items of one collection by id, in one query (batched relation expansion). Missing ids
+/// are skipped; the order is by id.
+///
+/// # Errors
+/// A database error.
+pub async fn items_by_ids<C: ConnectionTrait>(
+    db: &C,
+    collection_id: i64,
+    ids: &[i64],
+) -> Result<Vec<Item>, StorageError> {
+    let mut ids: Vec<i32> = ids.iter().filter_map(|id| id_param(*id)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let Some(cid) = id_param(collection_id) else {
+        return Ok(Vec::new());
+    };
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::with_capacity(ids.len());
+    // Chunks keep the bind count far below SQLite's and PostgreSQL's limits.
+    for chunk in ids.chunks(500) {
+        let mut sql = select(db.get_database_backend());
+        sql.push(" WHERE collection_id = ")
+            .bind(cid)
+            .push(" AND deleted_at IS NULL AND id IN ");
+        sql.bind_list(chunk.iter().copied());
+        sql.push(" ORDER BY id");
+        for row in sql.all(db).await? {
+            out.push(item_of(&row)?);
+        }
+    }
+    Ok(out)
+}
+
+fn check_capability(
+    grant: &Authorized<ItemWrite>,
+    collection: &Collection,
+    action: CollectionAction,
+) -> Result<(), StorageError> {
+    let write = grant.get();
+    if write.collection != collection.slug || write.action != action {
+        return Err(StorageError::Conflict(format!(
+            "a {} capability for {} cannot {} in {}",
+            write.action.as_str(),
+            write.collection,
+            action.as_str(),
+            collection.slug
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the item as written still falls inside the capability's item filter, compared in the
+/// scope's locale like the read path.
+/// Evaluated on the item as it will be stored (id and timestamps included, so a filter on them
+/// behaves as it does in SQL).
+fn admits(
+    grant: &Authorized<ItemWrite>,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    id: i64,
+    created_at: Option<OffsetDateTime>,
+    updated_at: OffsetDateTime,
+    data: &Map<String, Json>,
+) -> bool {
+    use time::format_description::well_known::Rfc3339;
+    if grant.get().item_filter.is_none() {
+        return true;
+    }
+    let flat = flatten_for_read(
+        collection.schema(),
+        data,
+        &LocaleSelection::Flatten(scope.locale.clone()),
+        scope.locales,
+    );
+    let created = created_at.and_then(|t| t.format(&Rfc3339).ok());
+    let updated = updated_at.format(&Rfc3339).ok();
+    grant.get().admits(&ItemRef {
+        id: Some(id),
+        created_at: created.as_deref(),
+        updated_at: updated.as_deref(),
+        data: &flat,
+    })
+}
+
+/// Creates an item from a validated write, with its revision, links and `unique` claims.
+///
+/// # Errors
+/// [`StorageError::OutsideItemFilter`] when the new item falls outside the role's item filter,
+/// [`StorageError::Invalid`] when a `unique` value is taken, a database error otherwise;
+/// nothing is written in any of these cases.
+pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    write: &PreparedWrite,
+    user_id: Option<i64>,
+) -> Result<Item, StorageError> {
+    check_capability(grant, collection, CollectionAction::Create)?;
+    let tx = begin_write(db).await?;
+    let backend = tx.get_database_backend();
+    let at = now();
+    let user = user_id.and_then(id_param);
+    let data = Json::Object(write.data.clone());
+    let mut sql = Sql::new(backend);
+    sql.push("INSERT INTO items (collection_id, data, created_at, updated_at, user_created_id, user_updated_id) VALUES (")
+        .bind(collection_param(collection)?)
+        .push(", ")
+        .bind_json(&data)
+        .push(", ")
+        .bind(at)
+        .push(", ")
+        .bind(at)
+        .push(", ")
+        .bind(user)
+        .push(", ")
+        .bind(user)
+        .push(")");
+    let id = sql.insert_returning_id(&tx).await?;
+    // Checked once the id exists (a filter may name it); returning drops `tx`, rolling back.
+    if !admits(grant, collection, scope, id, Some(at), at, &write.data) {
+        return Err(StorageError::OutsideItemFilter);
+    }
+    claim_unique(&tx, collection, id, &write.unique_checks).await?;
+    sync_links(&tx, collection, id, &write.data, None).await?;
+    record_revision(&tx, id, &data, user).await?;
+    tx.commit().await?;
+    Ok(Item {
+        id,
+        collection_id: collection.id,
+        data: write.data.clone(),
+        created_at: Some(at),
+        updated_at: Some(at),
+        deleted_at: None,
+        user_created_id: user.map(i64::from),
+        user_updated_id: user.map(i64::from),
+    })
+}
+
+/// Updates item `id`: inside one transaction the stored item is locked and read (it must be
+/// live and inside the capability's item filter, else [`StorageError::NotFound`]), `prepare`
+/// merges the request into it (the domain crate's `prepare_write` in update mode), and the
+/// result is stored with a revision, its links and `unique` claims.
+///
+/// # Errors
+/// [`StorageError::NotFound`], [`StorageError::Invalid`] (from `prepare` or a taken `unique`
+/// value), [`StorageError::OutsideItemFilter`] (the result leaves the filter), or a database
+/// error; nothing is written in any of these cases.
+pub async fn update_item<C, F>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    id: i64,
+    user_id: Option<i64>,
+    prepare: F,
+) -> Result<Item, StorageError>
+where
+    C: ConnectionTrait + TransactionTrait,
+    F: FnOnce(&Item) -> Result<PreparedWrite, ValidationErrors>,
+{
+    check_capability(grant, collection, CollectionAction::Update)?;
+    let tx = begin_write(db).await?;
+    let existing = lock_item(&tx, collection, scope, grant, id).await?;
+    let write = prepare(&existing).map_err(StorageError::Invalid)?;
+    let at = now();
+    if !admits(
+        grant,
+        collection,
+        scope,
+        existing.id,
+        existing.created_at,
+        at,
+        &write.data,
+    ) {
+        return Err(StorageError::OutsideItemFilter);
+    }
+    let backend = tx.get_database_backend();
+    let user = user_id.and_then(id_param);
+    let data = Json::Object(write.data.clone());
+    let mut sql = Sql::new(backend);
+    sql.push("UPDATE items SET data = ")
+        .bind_json(&data)
+        .push(", updated_at = ")
+        .bind(at)
+        .push(", user_updated_id = ")
+        .bind(user)
+        .push(" WHERE id = ")
+        .bind(id_param(existing.id).unwrap_or(0));
+    sql.execute(&tx).await?;
+    release_unique(&tx, existing.id, Some(&write.changed)).await?;
+    claim_unique(&tx, collection, existing.id, &write.unique_checks).await?;
+    sync_links(
+        &tx,
+        collection,
+        existing.id,
+        &write.data,
+        Some(&write.changed),
+    )
+    .await?;
+    record_revision(&tx, existing.id, &data, user).await?;
+    tx.commit().await?;
+    Ok(Item {
+        data: write.data,
+        updated_at: Some(at),
+        user_updated_id: user.map(i64::from),
+        ..existing
+    })
+}
+
+/// Reads the live item inside `tx` with a write lock: `FOR UPDATE` on PostgreSQL; on SQLite the
+/// transaction already holds the database's write lock ([`begin_write`]).
+async fn lock_item<C: ConnectionTrait>(
+    tx: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    id: i64,
+) -> Result<Item, StorageError> {
+    let not_found = StorageError::NotFound { what: "item" };
+    let Some(id32) = id_param(id) else {
+        return Err(not_found);
+    };
+    let backend = tx.get_database_backend();
+    let mut sql = select(backend);
+    sql.push(" WHERE id = ")
+        .bind(id32)
+        .push(" AND collection_id = ")
+        .bind(collection_param(collection)?)
+        .push(" AND deleted_at IS NULL");
+    if let Some(filter) = &grant.get().item_filter {
+        push_filter(&mut sql, "data", filter, scope)?;
+    }
+    if backend == DbBackend::Postgres {
+        sql.push(" FOR UPDATE");
+    }
+    match sql.one(tx).await? {
+        Some(row) => item_of(&row),
+        None => Err(not_found),
+    }
+}
+
+/// Soft-deletes item `id` (it must be live and inside the capability's item filter). Revisions
+/// and `unique` claims are kept, so a restore can never collide.
+///
+/// # Errors
+/// [`StorageError::NotFound`] or a database error.
+pub async fn soft_delete_item<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    id: i64,
+) -> Result<(), StorageError> {
+    check_capability(grant, collection, CollectionAction::Delete)?;
+    let tx = begin_write(db).await?;
+    let item = lock_item(&tx, collection, scope, grant, id).await?;
+    let mut sql = Sql::new(tx.get_database_backend());
+    sql.push("UPDATE items SET deleted_at = ")
+        .bind(now())
+        .push(" WHERE id = ")
+        .bind(id_param(item.id).unwrap_or(0));
+    sql.execute(&tx).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Soft-deleted items of the collection (the admin trash), newest deletion first.
+///
+/// # Errors
+/// A database error.
+pub async fn deleted_items<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    page: u64,
+    per_page: u64,
+) -> Result<Page<Item>, StorageError> {
+    let backend = db.get_database_backend();
+    let cid = collection_param(collection)?;
+    let (page, per_page) = (page.max(1), per_page.max(1));
+    let mut count = Sql::new(backend);
+    count
+        .push("SELECT COUNT(*) AS n FROM items WHERE collection_id = ")
+        .bind(cid)
+        .push(" AND deleted_at IS NOT NULL");
+    let total: i64 = match count.one(db).await? {
+        Some(row) => row.try_get("", "n")?,
+        None => 0,
+    };
+    let mut sql = select(backend);
+    sql.push(" WHERE collection_id = ")
+        .bind(cid)
+        .push(" AND deleted_at IS NOT NULL ORDER BY deleted_at DESC, id DESC LIMIT ")
+        .bind(i64::try_from(per_page).unwrap_or(i64::MAX))
+        .push(" OFFSET ")
+        .bind(i64::try_from((page - 1).saturating_mul(per_page)).unwrap_or(i64::MAX));
+    let items = sql
+        .all(db)
+        .await?
+        .iter()
+        .map(item_of)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::new(
+        items,
+        u64::try_from(total).unwrap_or(0),
+        page,
+        per_page,
+    ))
+}
+
+/// Restores a soft-deleted item (admin only: the caller checked the restore permission).
+///
+/// # Errors
+/// [`StorageError::NotFound`] when the item is not soft-deleted in this collection.
+pub async fn restore_item<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    id: i64,
+) -> Result<(), StorageError> {
+    on_trashed_item(db, collection, id, "UPDATE items SET deleted_at = NULL").await
+}
+
+/// Runs `statement` (an UPDATE or DELETE of `items`) on the soft-deleted item `id` of the
+/// collection; [`StorageError::NotFound`] when there is no such item.
+async fn on_trashed_item<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    id: i64,
+    statement: &str,
+) -> Result<(), StorageError> {
+    let Some(id) = id_param(id) else {
+        return Err(StorageError::NotFound { what: "item" });
+    };
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(statement)
+        .push(" WHERE id = ")
+        .bind(id)
+        .push(" AND collection_id = ")
+        .bind(collection_param(collection)?)
+        .push(" AND deleted_at IS NOT NULL");
+    if sql.execute(db).await? == 0 {
+        return Err(StorageError::NotFound { what: "item" });
+    }
+    Ok(())
+}
+
+/// Deletes a soft-deleted item for good, with its revisions, links and claims (foreign keys
+/// cascade). Admin only; a live item must be soft-deleted first.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when the item is not soft-deleted in this collection.
+pub async fn force_delete_item<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    id: i64,
+) -> Result<(), StorageError> {
+    on_trashed_item(db, collection, id, "DELETE FROM items").await
+}
+
+/// The revisions of an item, oldest first (they survive soft deletion).
+///
+/// # Errors
+/// A database error.
+pub async fn revisions<C: ConnectionTrait>(
+    db: &C,
+    item_id: i64,
+) -> Result<Vec<Revision>, StorageError> {
+    let Some(id) = id_param(item_id) else {
+        return Ok(Vec::new());
+    };
+    let backend = db.get_database_backend();
+    let mut sql = Sql::new(backend);
+    sql.push("SELECT id, item_id, user_id, created_at, ")
+        .push(&json_out(backend, "data"))
+        .push(" AS data FROM item_revisions WHERE item_id = ")
+        .bind(id)
+        .push(" ORDER BY id");
+    sql.all(db)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(Revision {
+                id: get_id(row, "id")?,
+                item_id: get_id(row, "item_id")?,
+                data: match get_json(row, "data")? {
+                    Json::Object(map) => map,
+                    _ => Map::new(),
+                },
+                user_id: get_opt_id(row, "user_id")?,
+                created_at: get_time(row, "created_at")?,
+            })
+        })
+        .collect()
+}
+
+async fn record_revision<C: ConnectionTrait>(
+    tx: &C,
+    item_id: i64,
+    data: &Json,
+    user: Option<i32>,
+) -> Result<(), StorageError> {
+    let mut sql = Sql::new(tx.get_database_backend());
+    sql.push("INSERT INTO item_revisions (item_id, data, user_id, created_at) VALUES (")
+        .bind(id_param(item_id).unwrap_or(0))
+        .push(", ")
+        .bind_json(data)
+        .push(", ")
+        .bind(user)
+        .push(", ")
+        .bind(now())
+        .push(")");
+    sql.execute(tx).await?;
+    Ok(())
+}
+
+/// The fixed-width key a `unique` value is claimed under. Numbers are canonical first (`1`,
+/// `1.0` and `1e0` are the same number, as filters compare them), so spelling cannot dodge the
+/// rule.
+fn value_key(value: &Json) -> String {
+    let canonical = match value {
+        Json::Number(n) => match n.as_f64() {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).to_string(),
+            Some(f) => f.to_string(),
+            None => n.to_string(),
+        },
+        other => other.to_string(),
+    };
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// Claims every checked value; the unique index turns a value already claimed by another item
+/// into a constraint violation, reported like a validation error on the field.
+pub(crate) async fn claim_unique<C: ConnectionTrait>(
+    tx: &C,
+    collection: &Collection,
+    item_id: i64,
+    checks: &[UniqueCheck],
+) -> Result<(), StorageError> {
+    let backend = tx.get_database_backend();
+    for check in checks {
+        if check.value.is_null() {
+            continue;
+        }
+        let mut sql = Sql::new(backend);
+        sql.push("INSERT INTO item_unique_values (collection_id, field, locale, value_key, item_id) VALUES (")
+            .bind(collection_param(collection)?)
+            .push(", ")
+            .bind(check.field.as_str())
+            .push(", ")
+            .bind(check.locale.as_ref().map_or("", |l| l.as_str()))
+            .push(", ")
+            .bind(value_key(&check.value))
+            .push(", ")
+            .bind(id_param(item_id).unwrap_or(0))
+            .push(")");
+        if let Err(e) = sql.execute(tx).await {
+            if let StorageError::Db(db_err) = &e
+                && matches!(db_err.sql_err(), Some(SqlErr::UniqueConstraintViolation(_)))
+            {
+                let mut errors = ValidationErrors::new();
+                let key = match &check.locale {
+                    Some(locale) => format!("{}.{locale}", check.field),
+                    None => check.field.to_string(),
+                };
+                errors.add(key, format!("The {} has already been taken.", check.field));
+                return Err(StorageError::Invalid(errors));
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Releases the item's claims on `fields` (all fields when `None`) before new ones are made.
+async fn release_unique<C: ConnectionTrait>(
+    tx: &C,
+    item_id: i64,
+    fields: Option<&[vellum_domain::FieldName]>,
+) -> Result<(), StorageError> {
+    if fields.is_some_and(<[_]>::is_empty) {
+        return Ok(());
+    }
+    let mut sql = Sql::new(tx.get_database_backend());
+    sql.push("DELETE FROM item_unique_values WHERE item_id = ")
+        .bind(id_param(item_id).unwrap_or(0));
+    if let Some(fields) = fields {
+        sql.push(" AND field IN ");
+        sql.bind_list(fields.iter().map(|f| f.as_str().to_owned()));
+    }
+    sql.execute(tx).await?;
+    Ok(())
+}
+
+/// Creates an item without a policy capability, for provisioning (`vellum-admin apply` seeds
+/// items as the operator, who is above roles). Same transaction, revision, links and claims as
+/// [`create_item`].
+///
+/// # Errors
+/// As [`create_item`], without the item filter.
+pub async fn seed_item<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    collection: &Collection,
+    write: &PreparedWrite,
+) -> Result<Item, StorageError> {
+    let grant = vellum_policy::Role::from_json("super-admin", &serde_json::json!({}))
+        .map_err(StorageError::corrupt)?
+        .authorize_item_write(
+            &collection.slug,
+            CollectionAction::Create,
+            std::iter::empty(),
+        )
+        .map_err(|d| StorageError::Conflict(format!("{d:?}")))?;
+    let locales = vellum_domain::ContentLocales::single(
+        vellum_domain::LocaleCode::parse("en").map_err(StorageError::corrupt)?,
+    );
+    let locale = locales.default_locale().clone();
+    let scope = FilterScope {
+        schema: collection.schema(),
+        locales: &locales,
+        locale: &locale,
+    };
+    create_item(db, collection, &scope, &grant, write, None).await
+}

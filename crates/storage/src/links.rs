@@ -1,0 +1,240 @@
+//! Relation links: the `item_links` rows mirroring each relation value of an item's `data`
+//! (many_to_one, one_to_many, relation_many, many_to_many with `meta` and order, m2a).
+//!
+//! `data` stays the source of truth for an item's own reads (the lean link shapes come straight
+//! from it). The link rows exist for what `data` cannot do cheaply: batched expansion of a page
+//! (one query per relation field per page, [`links_for_items`] + [`crate::items::items_by_ids`])
+//! and reverse lookups ("which items point at this one", [`referencing_items`]), both indexed.
+//! They are rewritten in the same transaction as the item, so they never drift.
+
+use sea_orm::ConnectionTrait;
+use serde_json::{Map, Value as Json};
+use vellum_domain::{TypeSettings, ValueShape};
+
+use crate::StorageError;
+use crate::collections::{Collection, StoredField};
+use crate::sql::{Sql, get_id, get_json, id_param, json_out};
+
+/// One link of a relation field of an item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    pub item_id: i64,
+    pub field_id: i64,
+    pub position: i32,
+    pub related_collection_id: i64,
+    pub related_item_id: i64,
+    /// many_to_many junction values; `None` for other relation types.
+    pub meta: Option<Json>,
+}
+
+/// The related collection a relation field points at, once resolved to an id.
+fn related_collection(field: &StoredField) -> Option<i64> {
+    match &field.def.settings.kind {
+        TypeSettings::Relation(rel) | TypeSettings::ManyToMany { relation: rel, .. } => {
+            rel.related_collection_id
+        }
+        _ => None,
+    }
+}
+
+/// Whether `field` keeps link rows. Translatable m2a values are locale maps; their links are
+/// read from `data` only.
+pub(crate) fn is_linked(field: &StoredField) -> bool {
+    !field.def.translatable
+        && matches!(
+            field.def.shape(),
+            ValueShape::ItemId
+                | ValueShape::ItemIds
+                | ValueShape::JunctionLinks
+                | ValueShape::CollectionLinks
+        )
+}
+
+fn as_id(v: &Json) -> Option<i64> {
+    v.as_i64().filter(|id| id_param(*id).is_some())
+}
+
+/// The links `value` (a normalized stored value of `field`) describes, in order.
+fn links_of(field: &StoredField, item_id: i64, value: &Json) -> Vec<Link> {
+    let related = related_collection(field);
+    let mut links = Vec::new();
+    let mut push = |related_collection_id: Option<i64>, related_item_id: Option<i64>, meta| {
+        if let (Some(rc), Some(ri)) = (related_collection_id, related_item_id) {
+            links.push(Link {
+                item_id,
+                field_id: field.id,
+                position: i32::try_from(links.len()).unwrap_or(i32::MAX),
+                related_collection_id: rc,
+                related_item_id: ri,
+                meta,
+            });
+        }
+    };
+    let entries: &[Json] = value.as_array().map_or(&[], Vec::as_slice);
+    match field.def.shape() {
+        ValueShape::ItemId => push(related, as_id(value), None),
+        ValueShape::ItemIds => {
+            for v in entries {
+                push(related, as_id(v), None);
+            }
+        }
+        ValueShape::JunctionLinks => {
+            for v in entries {
+                let meta = v.get("meta").cloned().filter(|m| !m.is_null());
+                push(related, v.get("related_item_id").and_then(as_id), meta);
+            }
+        }
+        ValueShape::CollectionLinks => {
+            for v in entries {
+                push(
+                    v.get("related_collection_id").and_then(as_id),
+                    v.get("related_item_id").and_then(as_id),
+                    None,
+                );
+            }
+        }
+        _ => {}
+    }
+    links
+}
+
+/// Rewrites the link rows of `fields` for item `item_id` from its stored `data`. Call inside the
+/// item's write transaction.
+pub(crate) async fn sync_links<C: ConnectionTrait>(
+    tx: &C,
+    collection: &Collection,
+    item_id: i64,
+    data: &Map<String, Json>,
+    only: Option<&[vellum_domain::FieldName]>,
+) -> Result<(), StorageError> {
+    let backend = tx.get_database_backend();
+    let fields: Vec<&StoredField> = collection
+        .fields
+        .iter()
+        .filter(|f| is_linked(f))
+        .filter(|f| only.is_none_or(|names| names.contains(&f.def.name)))
+        .collect();
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let item = id_param(item_id).ok_or(StorageError::NotFound { what: "item" })?;
+    let mut sql = Sql::new(backend);
+    sql.push("DELETE FROM item_links WHERE item_id = ")
+        .bind(item)
+        .push(" AND field_id IN ");
+    sql.bind_list(fields.iter().map(|f| id_param(f.id).unwrap_or(0)));
+    sql.execute(tx).await?;
+
+    let links: Vec<Link> = fields
+        .iter()
+        .flat_map(|f| {
+            links_of(
+                f,
+                item_id,
+                data.get(f.def.name.as_str()).unwrap_or(&Json::Null),
+            )
+        })
+        .collect();
+    // One multi-row INSERT per chunk (well under both backends' bind-parameter limits).
+    for chunk in links.chunks(100) {
+        let mut sql = Sql::new(backend);
+        sql.push("INSERT INTO item_links (item_id, field_id, position, related_collection_id, related_item_id, meta) VALUES ");
+        for (i, link) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.push("(")
+                .bind(item)
+                .push(", ")
+                .bind(id_param(link.field_id).unwrap_or(0))
+                .push(", ")
+                .bind(link.position)
+                .push(", ")
+                .bind(id_param(link.related_collection_id).unwrap_or(0))
+                .push(", ")
+                .bind(id_param(link.related_item_id).unwrap_or(0))
+                .push(", ");
+            match &link.meta {
+                Some(meta) => {
+                    sql.bind_json(meta);
+                }
+                None => {
+                    sql.push("NULL");
+                }
+            }
+            sql.push(")");
+        }
+        sql.execute(tx).await?;
+    }
+    Ok(())
+}
+
+/// The links of one relation field for a page of items, in item then position order: one query
+/// whatever the page size.
+///
+/// # Errors
+/// A database error.
+pub async fn links_for_items<C: ConnectionTrait>(
+    db: &C,
+    field_id: i64,
+    item_ids: &[i64],
+) -> Result<Vec<Link>, StorageError> {
+    let ids: Vec<i32> = item_ids.iter().filter_map(|id| id_param(*id)).collect();
+    let Some(field) = id_param(field_id) else {
+        return Ok(Vec::new());
+    };
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let backend = db.get_database_backend();
+    let mut sql = Sql::new(backend);
+    sql.push(&format!(
+        "SELECT item_id, field_id, position, related_collection_id, related_item_id, {} AS meta FROM item_links WHERE field_id = ",
+        json_out(backend, "meta")
+    ))
+    .bind(field)
+    .push(" AND item_id IN ");
+    sql.bind_list(ids);
+    sql.push(" ORDER BY item_id, position");
+    sql.all(db)
+        .await?
+        .iter()
+        .map(|row| {
+            let meta = get_json(row, "meta")?;
+            Ok(Link {
+                item_id: get_id(row, "item_id")?,
+                field_id: get_id(row, "field_id")?,
+                position: row.try_get("", "position")?,
+                related_collection_id: get_id(row, "related_collection_id")?,
+                related_item_id: get_id(row, "related_item_id")?,
+                meta: Some(meta).filter(|m| !m.is_null()),
+            })
+        })
+        .collect()
+}
+
+/// The live items linking to (`related_collection_id`, `related_item_id`), as `(item_id,
+/// field_id)` pairs: the reverse side of a relation (one_to_many views, "used in").
+///
+/// # Errors
+/// A database error.
+pub async fn referencing_items<C: ConnectionTrait>(
+    db: &C,
+    related_collection_id: i64,
+    related_item_id: i64,
+) -> Result<Vec<(i64, i64)>, StorageError> {
+    let (Some(rc), Some(ri)) = (id_param(related_collection_id), id_param(related_item_id)) else {
+        return Ok(Vec::new());
+    };
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT l.item_id AS item_id, l.field_id AS field_id FROM item_links l JOIN items i ON i.id = l.item_id WHERE l.related_collection_id = ")
+        .bind(rc)
+        .push(" AND l.related_item_id = ")
+        .bind(ri)
+        .push(" AND i.deleted_at IS NULL ORDER BY l.item_id, l.field_id");
+    sql.all(db)
+        .await?
+        .iter()
+        .map(|row| Ok((get_id(row, "item_id")?, get_id(row, "field_id")?)))
+        .collect()
+}
