@@ -49,7 +49,10 @@ mod tests {
         let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
             report,
-            serde_json::json!({ "applied": ["m20261123_000001_initial_schema"] })
+            serde_json::json!({ "applied": [
+                "m20261123_000001_initial_schema",
+                "m20261123_000002_item_unique_values"
+            ] })
         );
         let mut again = Vec::new();
         run(&database, &Args {}, &mut again, &mut Vec::new())
