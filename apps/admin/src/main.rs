@@ -7,7 +7,14 @@
 //! This binary must never hold business rules or SQL of its own: it parses arguments, calls the
 //! library crates and prints their results. It never calls `std::process::exit`.
 
+mod apply;
+mod db;
+mod explain;
+mod export;
+mod keys;
 mod migrate;
+mod roles;
+mod settings;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -43,6 +50,22 @@ struct DatabaseArgs {
 enum Command {
     /// Apply pending database migrations; prints `{"applied": [names…]}` on stdout.
     Migrate(migrate::Args),
+    /// Make the database match a manifest (settings, collections, roles, keys, folders, seed
+    /// items); prints `{"api_keys": {…}}` with the secrets of keys created in this run.
+    Apply(apply::Args),
+    /// Print the project as a manifest (no secrets; items only with `--items`).
+    Export(export::Args),
+    /// Create, list and revoke API keys.
+    #[command(after_help = "Example:\n  vellum-admin keys create --role editor --name site-build")]
+    Keys(keys::Args),
+    /// List roles and show one with its matrices and rules.
+    #[command(after_help = "Example:\n  vellum-admin roles show editor")]
+    Roles(roles::Args),
+    /// Read and change project settings.
+    #[command(after_help = "Example:\n  vellum-admin settings get default_locale")]
+    Settings(settings::Args),
+    /// Explain the policy's decision for a role, collection, action (and item).
+    Explain(explain::Args),
 }
 
 /// Everything a subcommand can fail with.
@@ -54,6 +77,17 @@ enum AdminError {
     Migrate(#[source] vellum_migration::DbErr),
     #[error("could not write the result to stdout")]
     Output(#[source] std::io::Error),
+    /// A flag names something invalid or unknown; the message starts with the flag.
+    #[error("{flag}: {message}")]
+    InvalidArgument { flag: &'static str, message: String },
+    #[error("{0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Manifest(#[from] vellum_manifest::ManifestError),
+    #[error("{path}: {message}")]
+    ReadManifest { path: String, message: String },
+    #[error("could not generate an API key secret")]
+    Secret(#[source] vellum_policy::PolicyError),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -62,6 +96,60 @@ async fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Migrate(args) => {
             migrate::run(
+                &cli.database,
+                args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }
+        Command::Apply(args) => {
+            apply::run(
+                &cli.database,
+                args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }
+        Command::Export(args) => {
+            export::run(
+                &cli.database,
+                args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }
+        Command::Keys(args) => {
+            keys::run(
+                &cli.database,
+                args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }
+        Command::Roles(args) => {
+            roles::run(
+                &cli.database,
+                args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }
+        Command::Settings(args) => {
+            settings::run(
+                &cli.database,
+                args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }
+        Command::Explain(args) => {
+            explain::run(
                 &cli.database,
                 args,
                 &mut std::io::stdout(),

@@ -104,7 +104,18 @@ enum ServerError {
     Tracing(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("vellum-server: the HTTP API is not implemented yet")]
     NotImplemented,
+    #[error(transparent)]
+    Storage(#[from] vellum_storage::StorageError),
+    #[error("the demo manifest could not be applied")]
+    Demo(#[from] vellum_manifest::ManifestError),
+    #[error("the demo manifest is not valid JSON")]
+    DemoJson(#[source] serde_json::Error),
+    #[error("could not write to stdout")]
+    Output(#[source] std::io::Error),
 }
+
+/// The demo project, compiled in so `--demo` works wherever the binary runs.
+const DEMO_MANIFEST: &str = include_str!("../../../fixtures/demo.json");
 
 /// Installs the global subscriber: human-readable lines on stderr, filtered by `VELLUM_LOG`.
 fn init_tracing(filter: &str) -> Result<(), ServerError> {
@@ -120,7 +131,7 @@ fn init_tracing(filter: &str) -> Result<(), ServerError> {
         .map_err(ServerError::Tracing)
 }
 
-fn run(cli: &Cli) -> Result<(), ServerError> {
+async fn run(cli: &Cli) -> Result<(), ServerError> {
     let config = &cli.config;
     tracing::info!(
         listen = %config.listen,
@@ -132,16 +143,47 @@ fn run(cli: &Cli) -> Result<(), ServerError> {
         demo = cli.demo,
         "configuration loaded"
     );
+    let db = vellum_storage::connect(&config.database_url).await?;
+    vellum_storage::migrate(&db).await?;
+    vellum_storage::access::seed_system(&db).await?;
+    if cli.demo {
+        demo(&db, &config.base_url()).await?;
+    }
     Err(ServerError::NotImplemented)
 }
 
-fn main() -> ExitCode {
+/// Applies the demo manifest to a database without collections, then prints the demo key (shown
+/// once) and three requests to try. A database that already has collections is left alone.
+async fn demo(db: &vellum_storage::DatabaseConnection, base_url: &str) -> Result<(), ServerError> {
+    use std::io::Write as _;
+    if !vellum_storage::collections::list_collections(db)
+        .await?
+        .is_empty()
+    {
+        tracing::info!("--demo: the database already has collections; nothing applied");
+        return Ok(());
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(DEMO_MANIFEST).map_err(ServerError::DemoJson)?;
+    let report = vellum_manifest::apply(db, &manifest).await?;
+    let key = report.api_keys.values().next().cloned().unwrap_or_default();
+    let base = base_url.trim_end_matches('/');
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "Demo project applied. Editor API key (shown once): {key}\n\nTry:\n  curl {base}/api/v1/collections\n  curl '{base}/api/v1/collections/articles/items?locale=de&include=author'\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' -d '{{\"data\": {{\"title\": \"Hello\", \"slug\": \"hello\"}}}}' {base}/api/v1/collections/articles/items"
+    )
+    .map_err(ServerError::Output)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(err) = init_tracing(&cli.config.log) {
         report_without_tracing(&err);
         return ExitCode::FAILURE;
     }
-    match run(&cli) {
+    match run(&cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{err}");

@@ -492,6 +492,40 @@ pub async fn soft_delete_item<C: ConnectionTrait + TransactionTrait>(
     Ok(())
 }
 
+/// How many items the collection holds, live or soft-deleted (provisioning seeds only empty
+/// collections).
+///
+/// # Errors
+/// A database error.
+pub async fn count_all_items<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+) -> Result<u64, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT COUNT(*) AS n FROM items WHERE collection_id = ")
+        .bind(collection_param(collection)?);
+    let n: i64 = match sql.one(db).await? {
+        Some(row) => row.try_get("", "n")?,
+        None => 0,
+    };
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Every live item of the collection in id order (export; not for request paths).
+///
+/// # Errors
+/// A database error.
+pub async fn all_live_items<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+) -> Result<Vec<Item>, StorageError> {
+    let mut sql = select(db.get_database_backend());
+    sql.push(" WHERE collection_id = ")
+        .bind(collection_param(collection)?)
+        .push(" AND deleted_at IS NULL ORDER BY id");
+    sql.all(db).await?.iter().map(item_of).collect()
+}
+
 /// Soft-deleted items of the collection (the admin trash), newest deletion first.
 ///
 /// # Errors

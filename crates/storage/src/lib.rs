@@ -48,6 +48,7 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
 /// database does not answer.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
     use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+    create_sqlite_dir(url)?;
     let mut options = ConnectOptions::new(url);
     // Statements are traced by the repositories with their ids; sqlx's own per-statement INFO
     // lines would flood the log and may carry bound values.
@@ -69,6 +70,24 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
         .map_err(StorageError::Connect)
 }
 
+/// The default database is `sqlite://./data/vellum.db?mode=rwc`: SQLite creates the file but
+/// not its directory, so a first run on a fresh checkout would fail. The directory of a SQLite
+/// file URL is created when missing.
+fn create_sqlite_dir(url: &str) -> Result<(), StorageError> {
+    let Some(rest) = url.strip_prefix("sqlite://") else {
+        return Ok(());
+    };
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path.contains(":memory:") {
+        return Ok(());
+    }
+    match std::path::Path::new(path).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => std::fs::create_dir_all(dir)
+            .map_err(|e| StorageError::Connect(sea_orm::DbErr::Custom(e.to_string()))),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +96,17 @@ mod tests {
     async fn connects_to_in_memory_sqlite() {
         let db = connect("sqlite::memory:").await.unwrap();
         db.ping().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_directory_of_a_sqlite_file_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a/b/v.db");
+        let db = connect(&format!("sqlite://{}?mode=rwc", file.display()))
+            .await
+            .unwrap();
+        db.ping().await.unwrap();
+        assert!(file.exists());
     }
 
     #[tokio::test]

@@ -1,0 +1,462 @@
+//! `apply`: make the database match a manifest, in one transaction, idempotently.
+
+use std::collections::BTreeMap;
+
+use sea_orm::{ConnectionTrait, TransactionSession, TransactionTrait};
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use vellum_domain::{CollectionSlug, FieldDef, WriteContext, WriteMode, prepare_write};
+use vellum_policy::{ApiKeySecret, IpAllowlist, Role, Visibility};
+use vellum_storage::StorageError;
+use vellum_storage::access::{self, NewApiKey};
+use vellum_storage::collections::{self, CollectionDef};
+use vellum_storage::files::{self, FileKind, FilePatch, ListFiles, ParentFilter};
+use vellum_storage::{items, project};
+
+use crate::path::join;
+use crate::{ManifestError, schema};
+
+/// What an apply did that the operator must see: the secrets of the keys it created (shown once,
+/// never stored in clear).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplyReport {
+    pub api_keys: BTreeMap<String, String>,
+}
+
+impl ApplyReport {
+    /// The contract's stdout object: `{"api_keys": {"<name>": "<secret>"}}`.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        let keys: Map<String, Value> = self
+            .api_keys
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        serde_json::json!({ "api_keys": keys })
+    }
+}
+
+/// Makes the database match `manifest`. The caller has migrated the database.
+///
+/// # Errors
+/// [`ManifestError::Invalid`] naming the first offending path (nothing is changed), or a
+/// database error (rolled back).
+pub async fn apply<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    manifest: &Value,
+) -> Result<ApplyReport, ManifestError> {
+    schema::check(manifest)?;
+    let fields = check_fields(manifest)?;
+    let tx = db.begin().await?;
+    access::seed_system(&tx).await?;
+    apply_settings(&tx, manifest).await?;
+    apply_collections(&tx, manifest, fields).await?;
+    apply_roles(&tx, manifest).await?;
+    let report = apply_keys(&tx, manifest).await?;
+    apply_folders(&tx, manifest).await?;
+    apply_items(&tx, manifest).await?;
+    tx.commit().await?;
+    Ok(report)
+}
+
+fn array<'a>(manifest: &'a Value, key: &str) -> &'a [Value] {
+    manifest
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Every field definition checked by the domain crate before anything is written (relation
+/// targets may still be slugs here; they are resolved against the database later).
+fn check_fields(manifest: &Value) -> Result<Vec<Vec<FieldDef>>, ManifestError> {
+    let mut all = Vec::new();
+    for (i, collection) in array(manifest, "collections").iter().enumerate() {
+        let at = format!("collections[{i}]");
+        CollectionSlug::parse(text(collection, "slug"))
+            .map_err(|e| ManifestError::invalid(join(&at, "slug"), e))?;
+        let mut defs = Vec::new();
+        for (j, field) in array(collection, "fields").iter().enumerate() {
+            let at = format!("{at}.fields[{j}]");
+            let def = FieldDef::from_json(field).map_err(|e| domain_error(&at, &e))?;
+            if defs.iter().any(|d: &FieldDef| d.name == def.name) {
+                return Err(ManifestError::invalid(
+                    join(&at, "name"),
+                    format!("duplicate field name \"{}\"", def.name),
+                ));
+            }
+            defs.push(def);
+        }
+        all.push(defs);
+    }
+    Ok(all)
+}
+
+/// A domain error under `at`: its own path (`type`, `settings.date_mode`) is appended.
+fn domain_error(at: &str, err: &vellum_domain::DomainError) -> ManifestError {
+    match err {
+        vellum_domain::DomainError::InvalidSettings { path, message } => {
+            ManifestError::invalid(join(at, path), message)
+        }
+        other => ManifestError::invalid(at, other),
+    }
+}
+
+async fn apply_settings<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    manifest: &Value,
+) -> Result<(), ManifestError> {
+    let Some(settings) = manifest.get("settings").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let current = project::load_settings(tx).await?.to_json();
+    let changed: Map<String, Value> = settings
+        .iter()
+        .filter(|(k, v)| current.get(k.as_str()) != Some(v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    project::set_settings(tx, &changed)
+        .await
+        .map_err(|e| match e {
+            StorageError::Conflict(message) => ManifestError::invalid("settings", message),
+            other => other.into(),
+        })
+}
+
+async fn apply_collections<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    manifest: &Value,
+    checked: Vec<Vec<FieldDef>>,
+) -> Result<(), ManifestError> {
+    let list = array(manifest, "collections");
+    // Every collection exists first, so relations may point forwards and at each other.
+    for collection in list {
+        let slug = text(collection, "slug");
+        if collections::collection_by_slug(tx, slug).await?.is_none() {
+            let def = CollectionDef {
+                slug: CollectionSlug::parse(slug).map_err(|e| ManifestError::invalid("", e))?,
+                name: collection_name(collection),
+                is_singleton: is_singleton(collection),
+                fields: Vec::new(),
+            };
+            collections::save_collection(tx, &def).await?;
+        }
+    }
+    let ids: BTreeMap<String, i64> = collections::list_collections(tx)
+        .await?
+        .into_iter()
+        .map(|c| (c.slug.to_string(), c.id))
+        .collect();
+    for ((i, collection), defs) in list.iter().enumerate().zip(checked) {
+        let mut fields = Vec::with_capacity(defs.len());
+        for (j, (raw, _)) in array(collection, "fields").iter().zip(defs).enumerate() {
+            let at = format!("collections[{i}].fields[{j}]");
+            let resolved = resolve_relations(raw, &ids, &at)?;
+            fields.push(FieldDef::from_json(&resolved).map_err(|e| domain_error(&at, &e))?);
+        }
+        let def = CollectionDef {
+            slug: CollectionSlug::parse(text(collection, "slug"))
+                .map_err(|e| ManifestError::invalid(format!("collections[{i}].slug"), e))?,
+            name: collection_name(collection),
+            is_singleton: is_singleton(collection),
+            fields,
+        };
+        collections::save_collection(tx, &def)
+            .await
+            .map_err(|e| match e {
+                StorageError::Conflict(message) => {
+                    ManifestError::invalid(format!("collections[{i}]"), message)
+                }
+                other => other.into(),
+            })?;
+    }
+    Ok(())
+}
+
+fn collection_name(collection: &Value) -> String {
+    match collection.get("name").and_then(Value::as_str) {
+        Some(name) => name.to_owned(),
+        None => text(collection, "slug").to_owned(),
+    }
+}
+
+fn is_singleton(collection: &Value) -> bool {
+    collection
+        .get("is_singleton")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Replaces relation targets named by slug (`related_collection`, `allowed_collections`) with
+/// the ids the server stores (`related_collection_id`, `allowed_collection_ids`).
+fn resolve_relations(
+    raw: &Value,
+    ids: &BTreeMap<String, i64>,
+    at: &str,
+) -> Result<Value, ManifestError> {
+    let mut field = raw.clone();
+    let Some(settings) = field.get_mut("settings").and_then(Value::as_object_mut) else {
+        return Ok(field);
+    };
+    if let Some(slug) = settings.remove("related_collection") {
+        let slug = slug.as_str().unwrap_or_default().to_owned();
+        let id = ids.get(&slug).ok_or_else(|| {
+            ManifestError::invalid(
+                join(at, "settings.related_collection"),
+                format!("unknown collection \"{slug}\""),
+            )
+        })?;
+        settings.insert("related_collection_id".into(), Value::from(*id));
+    }
+    if let Some(list) = settings.remove("allowed_collections") {
+        let mut resolved = Vec::new();
+        for (k, slug) in list
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let slug = slug.as_str().unwrap_or_default();
+            let id = ids.get(slug).ok_or_else(|| {
+                ManifestError::invalid(
+                    join(at, &format!("settings.allowed_collections[{k}]")),
+                    format!("unknown collection \"{slug}\""),
+                )
+            })?;
+            resolved.push(Value::from(*id));
+        }
+        settings.insert("allowed_collection_ids".into(), Value::Array(resolved));
+    }
+    Ok(field)
+}
+
+async fn apply_roles<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    manifest: &Value,
+) -> Result<(), ManifestError> {
+    for (i, raw) in array(manifest, "roles").iter().enumerate() {
+        let at = format!("roles[{i}]");
+        let name = text(raw, "name");
+        if name == "super-admin" {
+            return Err(ManifestError::invalid(
+                join(&at, "name"),
+                "super-admin bypasses every gate; it has no matrices to set",
+            ));
+        }
+        let mut matrices = raw.clone();
+        if let Some(obj) = matrices.as_object_mut() {
+            obj.remove("name");
+        }
+        let role =
+            Role::from_json(name, &matrices).map_err(|e| ManifestError::invalid(at.clone(), e))?;
+        let existing = access::load_role(tx, name).await?;
+        // Compared as JSON: PostgreSQL's jsonb may reorder a stored item filter's keys, which
+        // changes the in-memory order of its conditions but not their meaning.
+        if existing.is_some_and(|r| r.to_json() == role.to_json()) {
+            continue;
+        }
+        access::save_role(tx, &role).await.map_err(|e| match e {
+            StorageError::Conflict(message) => ManifestError::invalid(at.clone(), message),
+            other => other.into(),
+        })?;
+    }
+    Ok(())
+}
+
+async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    manifest: &Value,
+) -> Result<ApplyReport, ManifestError> {
+    let mut report = ApplyReport::default();
+    for (i, raw) in array(manifest, "api_keys").iter().enumerate() {
+        let at = format!("api_keys[{i}]");
+        let name = text(raw, "name");
+        let role = text(raw, "role");
+        let ips: Vec<&str> = array(raw, "ip_allowlist")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let ip_allowlist = IpAllowlist::parse(ips)
+            .map_err(|e| ManifestError::invalid(join(&at, "ip_allowlist"), e))?;
+        let expires_at = match raw.get("expires_at").and_then(Value::as_str) {
+            Some(t) => Some(OffsetDateTime::parse(t, &Rfc3339).map_err(|e| {
+                ManifestError::invalid(
+                    join(&at, "expires_at"),
+                    format!("must be an RFC 3339 date-time: {e}"),
+                )
+            })?),
+            None => None,
+        };
+        let given = match raw.get("secret").and_then(Value::as_str) {
+            Some(s) => Some(
+                ApiKeySecret::parse(s)
+                    .map_err(|e| ManifestError::invalid(join(&at, "secret"), e))?,
+            ),
+            None => None,
+        };
+        if access::load_role(tx, role).await?.is_none() {
+            return Err(ManifestError::invalid(
+                join(&at, "role"),
+                format!("unknown role \"{role}\""),
+            ));
+        }
+        if access::api_key_by_name(tx, name).await?.is_some() {
+            continue; // Its secret was shown when it was created; never again.
+        }
+        let secret = match given {
+            Some(secret) => secret,
+            None => ApiKeySecret::generate().map_err(|e| ManifestError::invalid(&at, e))?,
+        };
+        access::create_api_key(
+            tx,
+            NewApiKey {
+                name,
+                role,
+                secret: &secret,
+                ip_allowlist: &ip_allowlist,
+                expires_at,
+            },
+        )
+        .await
+        .map_err(|e| match e {
+            StorageError::Conflict(message) => ManifestError::invalid(at.clone(), message),
+            other => other.into(),
+        })?;
+        report
+            .api_keys
+            .insert(name.to_owned(), secret.expose().to_owned());
+    }
+    Ok(report)
+}
+
+async fn apply_folders<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    manifest: &Value,
+) -> Result<(), ManifestError> {
+    let mut by_name: BTreeMap<String, i64> = BTreeMap::new();
+    for (i, raw) in array(manifest, "folders").iter().enumerate() {
+        let at = format!("folders[{i}]");
+        let name = text(raw, "name");
+        let parent = match raw.get("parent").and_then(Value::as_str) {
+            Some(p) => Some(*by_name.get(p).ok_or_else(|| {
+                ManifestError::invalid(
+                    join(&at, "parent"),
+                    format!("\"{p}\" is not a folder listed earlier"),
+                )
+            })?),
+            None => None,
+        };
+        let access = Visibility::parse_access(raw.get("access").and_then(Value::as_str));
+        let existing = files::list_files(
+            tx,
+            ListFiles {
+                parent: parent.map_or(ParentFilter::Root, ParentFilter::Folder),
+                search: Some(name),
+                include_private: true,
+                page: 1,
+                per_page: 1000,
+            },
+        )
+        .await?
+        .items
+        .into_iter()
+        .find(|f| f.kind == FileKind::Folder && f.filename == name);
+        let id = match existing {
+            Some(folder) if folder.access == access => folder.id,
+            Some(folder) => {
+                let patch = FilePatch {
+                    access: Some(access),
+                    ..FilePatch::default()
+                };
+                files::update_file(tx, folder.id, patch).await?.id
+            }
+            None => {
+                files::create_folder(tx, parent, name, access)
+                    .await
+                    .map_err(|e| match e {
+                        StorageError::Conflict(message) => {
+                            ManifestError::invalid(at.clone(), message)
+                        }
+                        other => other.into(),
+                    })?
+                    .id
+            }
+        };
+        by_name.insert(name.to_owned(), id);
+    }
+    Ok(())
+}
+
+/// Seed items are written only into a collection that has none yet (live or deleted), so a
+/// second apply never duplicates them and never touches content editors have changed since.
+async fn apply_items<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    manifest: &Value,
+) -> Result<(), ManifestError> {
+    let Some(seeds) = manifest.get("items").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let settings = project::load_settings(tx).await?;
+    let locales = settings
+        .locales()
+        .map_err(|e| ManifestError::invalid("settings", e))?;
+    let hash_key = project::hash_key(tx).await?;
+    for (slug, list) in seeds {
+        let at = join("items", slug);
+        let collection = collections::collection_by_slug(tx, slug)
+            .await?
+            .ok_or_else(|| ManifestError::invalid(&at, format!("unknown collection \"{slug}\"")))?;
+        if items::count_all_items(tx, &collection).await? > 0 {
+            continue;
+        }
+        let ctx = WriteContext {
+            locales: &locales,
+            locale: locales.default_locale(),
+            hash_key: &hash_key,
+        };
+        for (k, seed) in list
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let at = format!("{at}[{k}].data");
+            let empty = Map::new();
+            let data = seed
+                .get("data")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            let write = prepare_write(collection.schema(), data, WriteMode::Create, &ctx).map_err(
+                |errors| {
+                    let (field, messages) = errors
+                        .iter()
+                        .next()
+                        .map(|(f, m)| (f.to_owned(), m.join(" ")))
+                        .unwrap_or_default();
+                    ManifestError::invalid(join(&at, &field), messages)
+                },
+            )?;
+            items::seed_item(tx, &collection, &write)
+                .await
+                .map_err(|e| match e {
+                    StorageError::Invalid(errors) => {
+                        let (field, messages) = errors
+                            .iter()
+                            .next()
+                            .map(|(f, m)| (f.to_owned(), m.join(" ")))
+                            .unwrap_or_default();
+                        ManifestError::invalid(join(&at, &field), messages)
+                    }
+                    other => other.into(),
+                })?;
+        }
+    }
+    Ok(())
+}

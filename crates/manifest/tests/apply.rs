@@ -1,0 +1,250 @@
+//! `apply` and `export` through the library, on SQLite and (with `VELLUM_TEST_POSTGRES_URL`) on
+//! PostgreSQL: the contract's example, idempotence, invalid manifests naming their path with
+//! nothing changed, and the export/apply round trip.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use serde_json::{Value, json};
+use vellum_manifest::{ManifestError, apply, export};
+use vellum_storage::testing::TestDb;
+
+fn example() -> Value {
+    json!({
+      "settings": {
+        "content_locales": ["en", "de"],
+        "default_locale": "en",
+        "public_api_allowed_origins": ["https://app.example.com"],
+        "files_max_upload_bytes": 10_485_760
+      },
+      "collections": [
+        {"slug": "authors", "name": "Authors", "fields": [
+          {"name": "name", "type": "string", "settings": {"required": true}}
+        ]},
+        {
+          "slug": "articles", "name": "Articles", "is_singleton": false,
+          "fields": [
+            {"name": "title", "type": "string", "translatable": true, "settings": {"required": true}},
+            {"name": "status", "type": "string"},
+            {"name": "internal_notes", "type": "textarea"},
+            {"name": "cover", "type": "image", "settings": {}},
+            {"name": "author", "type": "many_to_one", "settings": {"related_collection": "authors"}}
+          ]
+        }
+      ],
+      "roles": [
+        {
+          "name": "editor",
+          "collection_permissions": {
+            "articles": {
+              "create": true, "read": true, "update": true, "delete": false,
+              "rules": {
+                "fields": {"internal_notes": {"read": false, "create": false, "update": false}},
+                "item_filter": {"status": {"_eq": "published"}}
+              }
+            }
+          },
+          "file_permissions": {"create": true, "read": true, "read_private": false, "update": true, "delete": false}
+        },
+        {"name": "public", "collection_permissions": {"articles": {"read": true}}, "file_permissions": {"read": true}}
+      ],
+      "api_keys": [
+        {"name": "site-build", "role": "editor", "ip_allowlist": ["127.0.0.1/32", "::1/128"]},
+        {"name": "fixed", "role": "editor", "secret": "ek_0123456789abcdef0123456789abcdef"}
+      ],
+      "folders": [
+        {"name": "press", "parent": null, "access": "private"},
+        {"name": "kits", "parent": "press", "access": null}
+      ],
+      "items": {
+        "authors": [{"data": {"name": "Ada"}}],
+        "articles": [{"data": {"title": {"en": "Hello", "de": "Hallo"}, "status": "published", "author": 1}}]
+      }
+    })
+}
+
+async fn count(db: &DatabaseConnection, table: &str) -> i64 {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT COUNT(*) AS n FROM {table}"),
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    row.try_get("", "n").unwrap()
+}
+
+const TABLES: [&str; 9] = [
+    "collections",
+    "fields",
+    "roles",
+    "collection_grants",
+    "api_keys",
+    "files",
+    "items",
+    "item_revisions",
+    "settings",
+];
+
+async fn counts(db: &DatabaseConnection) -> Vec<i64> {
+    let mut out = Vec::new();
+    for t in TABLES {
+        out.push(count(db, t).await);
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_contract_example_applies_and_a_second_apply_changes_nothing() {
+    let db = TestDb::new().await.unwrap();
+    let report = apply(&db.conn, &example()).await.unwrap();
+    assert_eq!(report.api_keys.len(), 2);
+    assert_eq!(
+        report.api_keys["fixed"],
+        "ek_0123456789abcdef0123456789abcdef"
+    );
+    assert!(report.api_keys["site-build"].starts_with("ek_"));
+    let before = counts(&db.conn).await;
+    assert_eq!(before[0], 2, "collections");
+    assert_eq!(before[6], 2, "items");
+
+    let again = apply(&db.conn, &example()).await.unwrap();
+    assert_eq!(again.to_json(), json!({"api_keys": {}}));
+    assert_eq!(counts(&db.conn).await, before);
+
+    // The relation target was stored as an id, and the role as written.
+    let articles = vellum_storage::collections::collection_by_slug(&db.conn, "articles")
+        .await
+        .unwrap()
+        .unwrap();
+    let authors = vellum_storage::collections::collection_by_slug(&db.conn, "authors")
+        .await
+        .unwrap()
+        .unwrap();
+    let author = articles.field("author").unwrap().def.settings.to_json();
+    assert_eq!(author["related_collection_id"], json!(authors.id));
+    let editor = vellum_storage::access::load_role(&db.conn, "editor")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        editor.to_json()["collection_permissions"]["articles"]["rules"]["item_filter"],
+        json!({"status": {"_eq": "published"}})
+    );
+}
+
+#[tokio::test]
+async fn export_then_apply_on_an_empty_database_reproduces_the_project() {
+    let first = TestDb::new().await.unwrap();
+    apply(&first.conn, &example()).await.unwrap();
+    let exported = export(&first.conn, true).await.unwrap();
+    assert!(
+        !exported.to_string().contains("ek_0123456789abcdef"),
+        "no secrets in an export"
+    );
+
+    let second = TestDb::new().await.unwrap();
+    apply(&second.conn, &exported).await.unwrap();
+    let again = export(&second.conn, true).await.unwrap();
+    assert_eq!(again, exported);
+    assert_eq!(counts(&second.conn).await, counts(&first.conn).await);
+}
+
+/// `(what to change in the example, the path the error must name)`.
+fn invalid_cases() -> Vec<(Value, &'static str)> {
+    let mut cases = Vec::new();
+    let mut m = example();
+    m["collections"][1]["fields"][3]["type"] = json!("strng");
+    cases.push((m, "collections[1].fields[3].type"));
+    let mut m = example();
+    m["collections"][0]["slug"] = json!("Not A Slug");
+    cases.push((m, "collections[0].slug"));
+    let mut m = example();
+    m["collections"][1]["fields"][4]["settings"]["related_collection"] = json!("nowhere");
+    cases.push((m, "collections[1].fields[4].settings.related_collection"));
+    let mut m = example();
+    m["collections"][1]["fields"][1]["name"] = json!("title");
+    cases.push((m, "collections[1].fields[1].name"));
+    let mut m = example();
+    m["collections"][1]["colour"] = json!("red");
+    cases.push((m, "collections[1]"));
+    let mut m = example();
+    m["roles"][0]["collection_permissions"]["articles"]["rules"]["item_filter"] =
+        json!({"status": {"_like": "x"}});
+    cases.push((m, "roles[0]"));
+    let mut m = example();
+    m["roles"][0]["collection_permissions"]["nowhere"] = json!({"read": true});
+    cases.push((m, "roles[0]"));
+    let mut m = example();
+    m["roles"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "super-admin"}));
+    cases.push((m, "roles[2].name"));
+    let mut m = example();
+    m["api_keys"][0]["ip_allowlist"] = json!(["300.1.1.1/8"]);
+    cases.push((m, "api_keys[0].ip_allowlist"));
+    let mut m = example();
+    m["api_keys"][1]["secret"] = json!("not-a-key-0123456789abcdef0123456789");
+    cases.push((m, "api_keys[1].secret"));
+    let mut m = example();
+    m["api_keys"][0]["role"] = json!("ghost");
+    cases.push((m, "api_keys[0].role"));
+    let mut m = example();
+    m["api_keys"][0]["expires_at"] = json!("tomorrow");
+    cases.push((m, "api_keys[0].expires_at"));
+    let mut m = example();
+    m["folders"][1]["parent"] = json!("nowhere");
+    cases.push((m, "folders[1].parent"));
+    let mut m = example();
+    m["settings"]["public_api_allowed_origins"] = json!(["https://app.example.com/path"]);
+    cases.push((m, "settings"));
+    let mut m = example();
+    m["items"]["articles"][0]["data"]["title"] = json!(null);
+    cases.push((m, "items.articles[0].data.title"));
+    let mut m = example();
+    m["items"]["ghosts"] = json!([{"data": {}}]);
+    cases.push((m, "items.ghosts"));
+    cases
+}
+
+#[tokio::test]
+async fn invalid_manifests_name_the_path_and_change_nothing() {
+    let db = TestDb::new().await.unwrap();
+    // A first, valid state that every refused manifest must leave exactly as it is.
+    apply(
+        &db.conn,
+        &json!({"collections": [{"slug": "keep", "fields": []}]}),
+    )
+    .await
+    .unwrap();
+    let before = counts(&db.conn).await;
+    let cases = invalid_cases();
+    assert!(cases.len() >= 10);
+    for (manifest, path) in cases {
+        match apply(&db.conn, &manifest).await {
+            Err(ManifestError::Invalid(e)) => {
+                assert_eq!(e.path, path, "{e}");
+                assert!(!e.message.is_empty());
+            }
+            other => panic!("{path}: expected an invalid manifest, got {other:?}"),
+        }
+        assert_eq!(
+            counts(&db.conn).await,
+            before,
+            "{path} changed the database"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_type_error_reads_like_the_contract() {
+    let db = TestDb::new().await.unwrap();
+    let mut m = example();
+    m["collections"][1]["fields"][3]["type"] = json!("strng");
+    let err = apply(&db.conn, &m).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "collections[1].fields[3].type: unknown field type \"strng\""
+    );
+}
