@@ -17,15 +17,18 @@ use vellum_storage::{DatabaseConnection, StorageError, access, project};
 use crate::db::{open, rfc3339};
 use crate::{AdminError, DatabaseArgs};
 
+/// The `--help` text of `explain` (set on its `Command` variant, whose doc comment would
+/// otherwise replace a `long_about` given here).
+pub(crate) const LONG_ABOUT: &str = "Explain the access decision for ROLE doing ACTION on \
+    collection SLUG: allowed or denied, and the rule that decided (super-admin, the collection \
+    grant). Also lists the fields the role's field rules deny for that action and the role's \
+    item filter. With --item ID, also loads that item and reports whether the role may see it \
+    (read grant and item filter, evaluated on the item's data in the default locale). \
+    Human-readable by default; --json for machines.";
+
 /// Arguments of `explain`.
 #[derive(Debug, clap::Args)]
 #[command(
-    long_about = "Explain the access decision for ROLE doing ACTION on collection SLUG: \
-        allowed or denied, and the rule that decided (super-admin, the collection grant). Also \
-        lists the fields the role's field rules deny for that action and the role's item \
-        filter. With --item ID, also loads that item and reports whether the role may see it \
-        (read grant and item filter, evaluated on the item's data in the default locale). \
-        Human-readable by default; --json for machines.",
     after_help = "Examples:\n  vellum-admin explain --role editor --collection articles \
         --action update\n  vellum-admin explain --role public --collection articles --action \
         read --item 42 --json"

@@ -1,5 +1,5 @@
-//! `vellum-admin`: the Vellum operator CLI (migrate today; apply a manifest, manage roles, keys and
-//! settings later: planned, issue 6).
+//! `vellum-admin`: the Vellum operator CLI: migrate, apply and export the project manifest, manage
+//! API keys, roles and settings, and explain access decisions.
 //!
 //! One module per subcommand, each with its `Args` and `run`. Output meant for machines is JSON on
 //! stdout; messages for people go to stderr; any error exits non-zero.
@@ -65,6 +65,7 @@ enum Command {
     #[command(after_help = "Example:\n  vellum-admin settings get default_locale")]
     Settings(settings::Args),
     /// Explain the policy's decision for a role, collection, action (and item).
+    #[command(long_about = explain::LONG_ABOUT)]
     Explain(explain::Args),
 }
 

@@ -77,8 +77,10 @@ pub(crate) async fn run(
                 let list: Vec<Json> = roles
                     .iter()
                     .map(|(is_system, role)| {
-                        let mut obj = manifest_shape(role);
+                        let mut obj = Map::new();
+                        obj.insert("name".into(), Json::String(role.name.clone()));
                         obj.insert("is_system".into(), Json::Bool(*is_system));
+                        obj.extend(manifest_shape(role));
                         Json::Object(obj)
                     })
                     .collect();
