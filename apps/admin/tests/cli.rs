@@ -1,8 +1,6 @@
 //! `vellum-admin keys`, `roles`, `settings` and `explain`, black-box: each test runs the real
 //! binary against a fresh database: SQLite in a temporary directory by default, and a fresh
-//! PostgreSQL database when `VELLUM_TEST_POSTGRES_URL` is set (created here rather than through
-//! `vellum_storage::testing::TestDb`, because the binary needs the database's URL, which `TestDb`
-//! does not expose). The database starts empty: every command must migrate and seed it itself.
+//! PostgreSQL database when `VELLUM_TEST_POSTGRES_URL` is set (`vellum_storage::testing::TestDb::empty`, whose URL the binary gets). The database starts empty: every command must migrate and seed it itself.
 //! Fixtures (a collection, items, a role with grants) are written through the library crates.
 #![allow(
     clippy::unwrap_used,
@@ -18,50 +16,25 @@ use serde_json::{Value, json};
 use vellum_domain::{FieldDef, WriteContext, WriteMode, prepare_write};
 use vellum_policy::{ApiKeySecret, Role};
 use vellum_storage::collections::{CollectionDef, save_collection};
-use vellum_storage::testing::POSTGRES_ENV;
-use vellum_storage::{DatabaseConnection, DbBackend, access, connect, items, project};
+use vellum_storage::testing::{POSTGRES_ENV, TestDb};
+use vellum_storage::{DatabaseConnection, DbBackend, access, items, project};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
 // ---------------------------------------------------------------------------------------------
 
-/// An empty database for one test, removed on drop.
+/// An empty database for one test (`TestDb::empty`), removed on drop.
 struct TestDatabase {
     url: String,
-    /// The SQLite file's directory (`None` on PostgreSQL).
-    dir: Option<tempfile::TempDir>,
-    /// The server URL and the database name to drop (`None` on SQLite).
-    postgres: Option<(String, String)>,
+    db: TestDb,
 }
 
 impl TestDatabase {
     async fn new() -> Self {
-        match std::env::var(POSTGRES_ENV) {
-            Ok(admin_url) if !admin_url.trim().is_empty() => {
-                let admin_url = admin_url.trim().to_owned();
-                let name = format!("vellum_admin_test_{}", uuid::Uuid::new_v4().simple());
-                let admin = connect(&admin_url).await.unwrap();
-                admin
-                    .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-                    .await
-                    .unwrap();
-                admin.close().await.unwrap();
-                let mut url = url::Url::parse(&admin_url).unwrap();
-                url.set_path(&format!("/{name}"));
-                Self {
-                    url: url.to_string(),
-                    dir: None,
-                    postgres: Some((admin_url, name)),
-                }
-            }
-            _ => {
-                let dir = tempfile::tempdir().unwrap();
-                Self {
-                    url: format!("sqlite://{}?mode=rwc", dir.path().join("v.db").display()),
-                    dir: Some(dir),
-                    postgres: None,
-                }
-            }
+        let db = TestDb::empty().await.unwrap();
+        Self {
+            url: db.url().to_owned(),
+            db,
         }
     }
 
@@ -109,36 +82,7 @@ impl TestDatabase {
     }
 
     async fn connect(&self) -> DatabaseConnection {
-        connect(&self.url).await.unwrap()
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        let Some((admin_url, name)) = self.postgres.take() else {
-            return;
-        };
-        // As `TestDb` does: the async cleanup gets its own thread and runtime, and FORCE ends
-        // connections still open.
-        let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async {
-                if let Ok(admin) = connect(&admin_url).await {
-                    let _ = admin
-                        .execute_unprepared(&format!(
-                            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
-                        ))
-                        .await;
-                    let _ = admin.close().await;
-                }
-            });
-        })
-        .join();
+        self.db.conn.clone()
     }
 }
 
@@ -290,9 +234,10 @@ async fn a_created_key_shows_its_secret_once_and_is_stored_only_as_a_digest() {
         parsed.key_id().as_str()
     );
     db.close().await.unwrap();
-    if let Some(dir) = &test.dir {
+    if let Some(file) = test.url.strip_prefix("sqlite://") {
         // Nowhere in the SQLite files (database and write-ahead log) either.
-        for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let file = std::path::Path::new(file.split('?').next().unwrap());
+        for entry in std::fs::read_dir(file.parent().unwrap()).unwrap() {
             let bytes = std::fs::read(entry.unwrap().path()).unwrap();
             assert!(
                 !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),

@@ -16,6 +16,7 @@ pub const POSTGRES_ENV: &str = "VELLUM_TEST_POSTGRES_URL";
 #[derive(Debug)]
 pub struct TestDb {
     pub conn: DatabaseConnection,
+    url: String,
     cleanup: Cleanup,
 }
 
@@ -31,10 +32,27 @@ impl TestDb {
     /// # Errors
     /// When the database cannot be created, reached or migrated.
     pub async fn new() -> Result<Self, StorageError> {
+        let db = Self::empty().await?;
+        migrate(&db.conn).await?;
+        Ok(db)
+    }
+
+    /// A fresh database on the backend the environment selects, not migrated: for tests of
+    /// binaries that must migrate it themselves (pass them [`TestDb::url`]).
+    ///
+    /// # Errors
+    /// When the database cannot be created or reached.
+    pub async fn empty() -> Result<Self, StorageError> {
         match std::env::var(POSTGRES_ENV) {
-            Ok(url) if !url.trim().is_empty() => Self::postgres(url.trim()).await,
-            _ => Self::sqlite().await,
+            Ok(url) if !url.trim().is_empty() => Self::postgres_empty(url.trim()).await,
+            _ => Self::sqlite_empty().await,
         }
+    }
+
+    /// The database's URL, for a process under test.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// A fresh migrated SQLite database in a temporary directory.
@@ -42,13 +60,19 @@ impl TestDb {
     /// # Errors
     /// When the directory or database cannot be created or migrated.
     pub async fn sqlite() -> Result<Self, StorageError> {
+        let db = Self::sqlite_empty().await?;
+        migrate(&db.conn).await?;
+        Ok(db)
+    }
+
+    async fn sqlite_empty() -> Result<Self, StorageError> {
         let dir = tempfile::tempdir()
             .map_err(|e| StorageError::Connect(sea_orm::DbErr::Custom(e.to_string())))?;
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("test.db").display());
         let conn = connect(&url).await?;
-        migrate(&conn).await?;
         Ok(Self {
             conn,
+            url,
             cleanup: Cleanup::Sqlite(dir),
         })
     }
@@ -58,6 +82,12 @@ impl TestDb {
     /// # Errors
     /// When the server cannot be reached or the database cannot be created or migrated.
     pub async fn postgres(admin_url: &str) -> Result<Self, StorageError> {
+        let db = Self::postgres_empty(admin_url).await?;
+        migrate(&db.conn).await?;
+        Ok(db)
+    }
+
+    async fn postgres_empty(admin_url: &str) -> Result<Self, StorageError> {
         let name = format!("vellum_test_{}", uuid::Uuid::new_v4().simple());
         let admin = connect(admin_url).await?;
         admin
@@ -69,9 +99,9 @@ impl TestDb {
             .map_err(|e| StorageError::Connect(sea_orm::DbErr::Custom(e.to_string())))?;
         url.set_path(&format!("/{name}"));
         let conn = connect(url.as_str()).await?;
-        migrate(&conn).await?;
         Ok(Self {
             conn,
+            url: url.to_string(),
             cleanup: Cleanup::Postgres {
                 admin_url: admin_url.to_owned(),
                 name,
