@@ -75,10 +75,19 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
 /// targets may still be slugs here; they are resolved against the database later).
 fn check_fields(manifest: &Value) -> Result<Vec<Vec<FieldDef>>, ManifestError> {
     let mut all = Vec::new();
+    let mut slugs: Vec<CollectionSlug> = Vec::new();
     for (i, collection) in array(manifest, "collections").iter().enumerate() {
         let at = format!("collections[{i}]");
-        CollectionSlug::parse(text(collection, "slug"))
+        let slug = CollectionSlug::parse(text(collection, "slug"))
             .map_err(|e| ManifestError::invalid(join(&at, "slug"), e))?;
+        // Two entries for one slug would silently make the last one win.
+        if slugs.contains(&slug) {
+            return Err(ManifestError::invalid(
+                join(&at, "slug"),
+                format!("duplicate collection slug \"{slug}\""),
+            ));
+        }
+        slugs.push(slug);
         let mut defs = Vec::new();
         for (j, field) in array(collection, "fields").iter().enumerate() {
             let at = format!("{at}.fields[{j}]");
@@ -125,7 +134,18 @@ async fn apply_settings<C: ConnectionTrait + TransactionTrait>(
     project::set_settings(tx, &changed)
         .await
         .map_err(|e| match e {
-            StorageError::Conflict(message) => ManifestError::invalid("settings", message),
+            // "setting <key>: <problem>" names the key; "settings: <problem>" is about the
+            // settings together (a default locale that is not enabled).
+            StorageError::Conflict(message) => match message.strip_prefix("setting ") {
+                Some(rest) => match rest.split_once(": ") {
+                    Some((key, problem)) => ManifestError::invalid(join("settings", key), problem),
+                    None => ManifestError::invalid("settings", message),
+                },
+                None => ManifestError::invalid(
+                    "settings",
+                    message.strip_prefix("settings: ").unwrap_or(&message),
+                ),
+            },
             other => other.into(),
         })
 }
@@ -254,8 +274,13 @@ async fn apply_roles<C: ConnectionTrait + TransactionTrait>(
         if let Some(obj) = matrices.as_object_mut() {
             obj.remove("name");
         }
-        let role =
-            Role::from_json(name, &matrices).map_err(|e| ManifestError::invalid(at.clone(), e))?;
+        let role = Role::from_json(name, &matrices).map_err(|e| match e {
+            vellum_policy::PolicyError::InvalidGrant { path, message } => {
+                ManifestError::invalid(join(&at, &path), message)
+            }
+            other => ManifestError::invalid(at.clone(), other),
+        })?;
+        check_rule_fields(tx, &at, &role).await?;
         let existing = access::load_role(tx, name).await?;
         // Compared as JSON: PostgreSQL's jsonb may reorder a stored item filter's keys, which
         // changes the in-memory order of its conditions but not their meaning.
@@ -266,6 +291,46 @@ async fn apply_roles<C: ConnectionTrait + TransactionTrait>(
             StorageError::Conflict(message) => ManifestError::invalid(at.clone(), message),
             other => other.into(),
         })?;
+    }
+    Ok(())
+}
+
+/// Rules must name fields the collection has: a typo in `rules.fields` would otherwise leave the
+/// real field readable, and one in `item_filter` would hide every item, both silently.
+async fn check_rule_fields<C: ConnectionTrait + TransactionTrait>(
+    tx: &C,
+    at: &str,
+    role: &Role,
+) -> Result<(), ManifestError> {
+    for (slug, grant) in &role.collections {
+        let grant_at = format!("{at}.collection_permissions.{slug}");
+        let Some(collection) = collections::collection_by_slug(tx, slug.as_str()).await? else {
+            return Err(ManifestError::invalid(
+                grant_at,
+                format!("unknown collection \"{slug}\""),
+            ));
+        };
+        let schema = collection.schema();
+        for field in grant.fields.keys() {
+            if schema.field(field.as_str()).is_none() {
+                return Err(ManifestError::invalid(
+                    format!("{grant_at}.rules.fields.{field}"),
+                    format!("collection \"{slug}\" has no field \"{field}\""),
+                ));
+            }
+        }
+        if let Some(filter) = &grant.item_filter {
+            for field in filter.fields() {
+                if let vellum_policy::FilterField::Data(name) = field
+                    && schema.field(name.as_str()).is_none()
+                {
+                    return Err(ManifestError::invalid(
+                        format!("{grant_at}.rules.item_filter.{name}"),
+                        format!("collection \"{slug}\" has no field \"{name}\""),
+                    ));
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -308,7 +373,10 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
             ));
         }
         if access::api_key_by_name(tx, name).await?.is_some() {
-            continue; // Its secret was shown when it was created; never again.
+            // Its secret was shown when it was created and is never shown again, but what the
+            // key may do follows the manifest (a tightened IP allowlist must take effect).
+            access::update_api_key(tx, name, role, &ip_allowlist, expires_at).await?;
+            continue;
         }
         let secret = match given {
             Some(secret) => secret,

@@ -171,10 +171,23 @@ fn invalid_cases() -> Vec<(Value, &'static str)> {
     let mut m = example();
     m["roles"][0]["collection_permissions"]["articles"]["rules"]["item_filter"] =
         json!({"status": {"_like": "x"}});
-    cases.push((m, "roles[0]"));
+    cases.push((
+        m,
+        "roles[0].collection_permissions.articles.rules.item_filter",
+    ));
     let mut m = example();
     m["roles"][0]["collection_permissions"]["nowhere"] = json!({"read": true});
-    cases.push((m, "roles[0]"));
+    cases.push((m, "roles[0].collection_permissions.nowhere"));
+    let mut m = example();
+    m["roles"][0]["collection_permissions"]["articles"]["rules"]["fields"] =
+        json!({"internal_note": {"read": false}});
+    cases.push((
+        m,
+        "roles[0].collection_permissions.articles.rules.fields.internal_note",
+    ));
+    let mut m = example();
+    m["collections"][1]["slug"] = json!("authors");
+    cases.push((m, "collections[1].slug"));
     let mut m = example();
     m["roles"]
         .as_array_mut()
@@ -198,7 +211,7 @@ fn invalid_cases() -> Vec<(Value, &'static str)> {
     cases.push((m, "folders[1].parent"));
     let mut m = example();
     m["settings"]["public_api_allowed_origins"] = json!(["https://app.example.com/path"]);
-    cases.push((m, "settings"));
+    cases.push((m, "settings.public_api_allowed_origins"));
     let mut m = example();
     m["items"]["articles"][0]["data"]["title"] = json!(null);
     cases.push((m, "items.articles[0].data.title"));
@@ -246,5 +259,44 @@ async fn the_type_error_reads_like_the_contract() {
     assert_eq!(
         err.to_string(),
         "collections[1].fields[3].type: unknown field type \"strng\""
+    );
+}
+
+/// A key that exists keeps its secret (never printed again) but its role, IP allowlist and
+/// expiry follow the manifest, so tightening an allowlist in the file takes effect.
+#[tokio::test]
+async fn an_existing_key_follows_the_manifest_but_keeps_its_secret() {
+    let db = TestDb::new().await.unwrap();
+    let first = apply(&db.conn, &example()).await.unwrap();
+    let before = vellum_storage::access::api_key_by_name(&db.conn, "site-build")
+        .await
+        .unwrap()
+        .unwrap();
+    let mut changed = example();
+    changed["api_keys"][0] = json!({
+        "name": "site-build", "role": "public", "ip_allowlist": ["10.0.0.0/8"],
+        "expires_at": "2030-01-01T00:00:00Z"
+    });
+    let again = apply(&db.conn, &changed).await.unwrap();
+    assert_eq!(again.to_json(), json!({"api_keys": {}}));
+    let after = vellum_storage::access::api_key_by_name(&db.conn, "site-build")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.key_id, before.key_id, "the secret is unchanged");
+    assert_eq!(after.role, "public");
+    assert_eq!(after.ip_allowlist.entries(), ["10.0.0.0/8"]);
+    assert!(after.expires_at.is_some());
+    // The original secret still identifies the key.
+    let secret = vellum_policy::ApiKeySecret::parse(&first.api_keys["site-build"]).unwrap();
+    let found = vellum_storage::access::find_api_key(&db.conn, &secret.key_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.record.role, "public");
+    // Applying the changed file again changes nothing more.
+    assert_eq!(
+        apply(&db.conn, &changed).await.unwrap().to_json(),
+        json!({"api_keys": {}})
     );
 }

@@ -619,6 +619,48 @@ pub async fn create_api_key<C: ConnectionTrait>(
     })
 }
 
+/// Sets what a key may do (role, IP allowlist, expiry) without touching its secret, for a
+/// manifest that changed them. Returns whether anything changed.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when no key has that name or the role does not exist; a database
+/// error.
+#[instrument(skip_all, err, fields(name, role))]
+pub async fn update_api_key<C: ConnectionTrait>(
+    db: &C,
+    name: &str,
+    role: &str,
+    ip_allowlist: &IpAllowlist,
+    expires_at: Option<OffsetDateTime>,
+) -> Result<bool, StorageError> {
+    let current = api_key_by_name(db, name)
+        .await?
+        .ok_or(StorageError::NotFound { what: "API key" })?;
+    let expires_at = expires_at.map(to_micros);
+    if current.role == role
+        && current.ip_allowlist.entries() == ip_allowlist.entries()
+        && current.expires_at == expires_at
+    {
+        return Ok(false);
+    }
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("UPDATE api_keys SET role_id = (SELECT r.id FROM roles r WHERE r.name = ")
+        .bind(role)
+        .push("), ip_allowlist = ")
+        .bind_json(&Json::from(ip_allowlist.entries()))
+        .push(", expires_at = ")
+        .bind(expires_at)
+        .push(" WHERE id = ")
+        .bind(id_param(current.id).unwrap_or(0))
+        .push(" AND EXISTS (SELECT 1 FROM roles r WHERE r.name = ")
+        .bind(role)
+        .push(")");
+    if sql.execute(db).await? == 0 {
+        return Err(StorageError::NotFound { what: "role" });
+    }
+    Ok(true)
+}
+
 /// The key with this key id, for authentication: one lookup on the unique `key_id` index, never
 /// a scan. Revoked and expired keys are returned too, so [`KeyRecord::check`] can tell why a key
 /// fails; the caller compares the digest (in constant time) through that check.

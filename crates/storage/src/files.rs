@@ -830,6 +830,23 @@ fn transform_from_row(row: &QueryResult) -> Result<StoredTransform, StorageError
     })
 }
 
+/// Whether any file row (soft-deleted ones too: they can be restored) still points at blob
+/// `key`. Content addressing shares one blob between identical uploads, so a blob may only be
+/// deleted when this is false.
+///
+/// # Errors
+/// A database error.
+pub async fn blob_in_use<C: ConnectionTrait>(db: &C, key: &str) -> Result<bool, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT COUNT(*) AS n FROM files WHERE storage_key = ")
+        .bind(key);
+    let n: i64 = match sql.one(db).await? {
+        Some(row) => row.try_get("", "n")?,
+        None => 0,
+    };
+    Ok(n > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
