@@ -2,8 +2,7 @@
 //!
 //! `main` stays short: parse the configuration (clap flags with `VELLUM_*` environment fallbacks,
 //! see the operator contract), initialize tracing from `VELLUM_LOG`, build the state and run the
-//! app from `vellum_http::app`. Until the HTTP API exists (planned: issue 7) it logs that it is not
-//! implemented and exits non-zero, so nobody mistakes it for a working server.
+//! app from `vellum_http::app` until SIGTERM or Ctrl-C (graceful: in-flight requests finish).
 //!
 //! This binary must never hold business logic, access decisions or SQL: it wires the crates
 //! together. It never calls `std::process::exit`; errors are returned from `main` so logs flush.
@@ -14,6 +13,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+
+mod demo;
 use tracing_subscriber::EnvFilter;
 
 /// Command line of `vellum-server`.
@@ -68,6 +69,42 @@ struct Config {
     /// `off` disables the public API response cache (for benchmarks and debugging).
     #[arg(long, env = "VELLUM_CACHE", default_value = "on", value_enum)]
     cache: Switch,
+
+    /// Log format: `text` (human-readable) or `json` (one object per line).
+    #[arg(long, env = "VELLUM_LOG_FORMAT", default_value = "text", value_enum)]
+    log_format: LogFormat,
+
+    /// Reverse proxies (IPs or CIDR ranges, comma-separated) whose `X-Forwarded-For` names the
+    /// client; without it the peer address is the client address (key IP allowlists use it).
+    #[arg(long, env = "VELLUM_TRUSTED_PROXIES", value_delimiter = ',', value_parser = parse_net)]
+    trusted_proxies: Vec<ipnet::IpNet>,
+
+    /// CORS origins for `/api/*` while the project allowlist is empty (comma-separated;
+    /// default: any origin).
+    #[arg(long, env = "VELLUM_CORS_ORIGINS", value_delimiter = ',')]
+    cors_origins: Vec<String>,
+
+    /// Largest JSON request body in bytes (413 above).
+    #[arg(long, env = "VELLUM_JSON_LIMIT", default_value_t = 2 * 1024 * 1024)]
+    json_limit: usize,
+
+    /// HTTP worker threads [default: one per CPU core].
+    #[arg(long, env = "VELLUM_WORKERS")]
+    workers: Option<usize>,
+}
+
+/// An IP address (a /32 or /128) or a CIDR range.
+fn parse_net(raw: &str) -> Result<ipnet::IpNet, String> {
+    let raw = raw.trim();
+    raw.parse::<ipnet::IpNet>()
+        .or_else(|_| raw.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("\"{raw}\" is not an IP address or CIDR range"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 impl Config {
@@ -102,8 +139,16 @@ enum ServerError {
     },
     #[error("could not install the tracing subscriber")]
     Tracing(#[source] Box<dyn std::error::Error + Send + Sync>),
-    #[error("vellum-server: the HTTP API is not implemented yet")]
-    NotImplemented,
+    #[error("invalid CORS origin")]
+    CorsOrigin(#[source] vellum_policy::PolicyError),
+    #[error("could not listen on {listen}")]
+    Bind {
+        listen: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the HTTP server stopped with an error")]
+    Serve(#[source] std::io::Error),
     #[error(transparent)]
     Storage(#[from] vellum_storage::StorageError),
     #[error("the demo manifest could not be applied")]
@@ -114,21 +159,47 @@ enum ServerError {
     Output(#[source] std::io::Error),
 }
 
-/// The demo project, compiled in so `--demo` works wherever the binary runs.
-const DEMO_MANIFEST: &str = include_str!("../../../fixtures/demo.json");
-
-/// Installs the global subscriber: human-readable lines on stderr, filtered by `VELLUM_LOG`.
-fn init_tracing(filter: &str) -> Result<(), ServerError> {
+/// Installs the global subscriber on stderr, filtered by `VELLUM_LOG`: human-readable lines, or
+/// one JSON object per line (with the request span's fields) when `VELLUM_LOG_FORMAT=json`.
+fn init_tracing(filter: &str, format: LogFormat) -> Result<(), ServerError> {
     let env_filter = EnvFilter::try_new(filter).map_err(|source| ServerError::LogFilter {
         filter: filter.to_owned(),
         source,
     })?;
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(env_filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init()
-        .map_err(ServerError::Tracing)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder.json().with_current_span(true).try_init(),
+    }
+    .map_err(ServerError::Tracing)
+}
+
+impl Config {
+    fn http(&self) -> Result<vellum_http::HttpConfig, ServerError> {
+        let cors_origins = if self.cors_origins.is_empty() {
+            vellum_policy::CorsOrigins::Any
+        } else {
+            vellum_policy::CorsOrigins::List(
+                self.cors_origins
+                    .iter()
+                    .map(|o| vellum_policy::Origin::parse(o.trim()))
+                    .collect::<Result<_, _>>()
+                    .map_err(ServerError::CorsOrigin)?,
+            )
+        };
+        Ok(vellum_http::HttpConfig {
+            base_url: self.base_url().trim_end_matches('/').to_owned(),
+            cache: self.cache == Switch::On,
+            cors_origins,
+            trusted_proxies: self.trusted_proxies.clone(),
+            json_limit: self.json_limit,
+            ..vellum_http::HttpConfig::default()
+        })
+    }
 }
 
 async fn run(cli: &Cli) -> Result<(), ServerError> {
@@ -147,31 +218,44 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     vellum_storage::migrate(&db).await?;
     vellum_storage::access::seed_system(&db).await?;
     if cli.demo {
-        demo(&db, &config.base_url()).await?;
+        demo(&db, &config.base_url(), &config.files_dir).await?;
     }
-    Err(ServerError::NotImplemented)
+    let state = vellum_http::AppState::new(db, config.http()?).await?;
+    let mut server =
+        actix_web::HttpServer::new(move || vellum_http::app(state.clone())).shutdown_timeout(30);
+    if let Some(workers) = config.workers {
+        server = server.workers(workers.max(1));
+    }
+    let server = server
+        .bind(config.listen)
+        .map_err(|source| ServerError::Bind {
+            listen: config.listen,
+            source,
+        })?;
+    tracing::info!(listen = %config.listen, "serving");
+    // actix-web stops gracefully on SIGTERM, SIGINT and SIGQUIT.
+    server.run().await.map_err(ServerError::Serve)
 }
 
-/// Applies the demo manifest to a database without collections, then prints the demo key (shown
+/// Applies the demo project to a database without collections, then prints the demo key (shown
 /// once) and three requests to try. A database that already has collections is left alone.
-async fn demo(db: &vellum_storage::DatabaseConnection, base_url: &str) -> Result<(), ServerError> {
+async fn demo(
+    db: &vellum_storage::DatabaseConnection,
+    base_url: &str,
+    files_dir: &std::path::Path,
+) -> Result<(), ServerError> {
     use std::io::Write as _;
-    if !vellum_storage::collections::list_collections(db)
-        .await?
-        .is_empty()
-    {
+    let blobs = vellum_storage::blob::ObjectBlobStore::local(files_dir)?;
+    let Some(report) = demo::seed(db, &blobs).await? else {
         tracing::info!("--demo: the database already has collections; nothing applied");
         return Ok(());
-    }
-    let manifest: serde_json::Value =
-        serde_json::from_str(DEMO_MANIFEST).map_err(ServerError::DemoJson)?;
-    let report = vellum_manifest::apply(db, &manifest).await?;
+    };
     let key = report.api_keys.values().next().cloned().unwrap_or_default();
     let base = base_url.trim_end_matches('/');
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "Demo project applied. Editor API key (shown once): {key}\n\nTry:\n  curl {base}/api/v1/collections\n  curl '{base}/api/v1/collections/articles/items?locale=de&include=author'\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' -d '{{\"data\": {{\"title\": \"Hello\", \"slug\": \"hello\"}}}}' {base}/api/v1/collections/articles/items"
+        "Demo project applied. Editor API key (shown once): {key}\n\nTry:\n  curl {base}/api/v1/collections\n  curl '{base}/api/v1/collections/articles/items?locale=de&include=author,files'\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' -d '{{\"data\": {{\"title\": \"Hello\", \"slug\": \"hello\"}}}}' {base}/api/v1/collections/articles/items"
     )
     .map_err(ServerError::Output)
 }
@@ -179,17 +263,29 @@ async fn demo(db: &vellum_storage::DatabaseConnection, base_url: &str) -> Result
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(err) = init_tracing(&cli.config.log) {
+    if let Err(err) = init_tracing(&cli.config.log, cli.config.log_format) {
         report_without_tracing(&err);
         return ExitCode::FAILURE;
     }
     match run(&cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            tracing::error!("{err}");
+            tracing::error!("{}", error_chain(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// `error: cause: root cause`, so a start-up failure says what actually went wrong.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
 }
 
 /// Writes an error and its causes to stderr, for failures before tracing is up.
@@ -282,6 +378,11 @@ mod tests {
             redis_url: None,
             log: "info".to_owned(),
             cache: Switch::On,
+            log_format: LogFormat::Text,
+            trusted_proxies: Vec::new(),
+            cors_origins: Vec::new(),
+            json_limit: 1024,
+            workers: None,
         };
         assert_eq!(config.base_url(), "http://127.0.0.1:8080");
         config.base_url = Some("https://cms.example.com".to_owned());

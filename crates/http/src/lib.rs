@@ -1,10 +1,71 @@
 //! Vellum's HTTP edge: the actix-web app, its extractors, middleware and error envelopes.
 //!
-//! Planned (issue 7): one app builder, `vellum_http::app(state)`, used by `vellum-server` and by
-//! every test; a middleware that resolves the request's `Actor` once (origin gate, API key, role);
-//! thin handlers that call one service each; and the single `ApiError` that maps every lower-layer
-//! error, with an exhaustive `match`, to a status code and the contract's JSON envelope.
+//! One app builder, [`app`], is used by `vellum-server` and by every test. A middleware resolves
+//! the request's [`Actor`](actor::Actor) once (origin gate, API key, IP allowlist, role); thin
+//! handlers call the policy, domain and storage crates; [`ApiError`] maps every lower-layer error,
+//! with an exhaustive `match`, to a status code and the contract's JSON envelope.
 //!
-//! This is the only crate that knows HTTP status codes. It must never decide access itself (that is
-//! `vellum-policy`), build SQL (that is `vellum-storage`), or normalize values (that is
+//! This is the only crate that knows HTTP status codes. It must never decide access itself (that
+//! is `vellum-policy`), build SQL (that is `vellum-storage`), or normalize values (that is
 //! `vellum-domain`); 5xx bodies never carry internal details.
+
+pub mod actor;
+pub mod cache;
+mod error;
+pub mod ingest;
+pub mod middleware;
+pub mod query;
+mod render;
+pub mod resources;
+mod routes;
+mod state;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpResponse, web};
+use serde_json::json;
+
+pub use error::ApiError;
+pub use state::{AppState, HttpConfig, Snapshot};
+
+/// The whole application: health probes at the root, the public API under `/api/v1`.
+pub fn app(
+    state: AppState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let json_limit = state.config().json_limit;
+    App::new()
+        .app_data(web::Data::new(state))
+        .app_data(web::PayloadConfig::new(json_limit))
+        .wrap(from_fn(middleware::trace_request))
+        .service(routes::health::up)
+        .service(routes::health::live)
+        .service(routes::health::ready)
+        .service(
+            web::scope("/api/v1")
+                .wrap(from_fn(middleware::response_cache))
+                .wrap(from_fn(actor::resolve_actor))
+                .wrap(from_fn(middleware::cors))
+                .service(routes::collections::list)
+                .service(routes::collections::show)
+                .service(routes::items::list)
+                .service(routes::items::create)
+                .service(routes::items::show)
+                .service(routes::items::update)
+                .service(routes::items::destroy)
+                .default_service(web::to(not_found)),
+        )
+        .default_service(web::to(not_found))
+}
+
+async fn not_found() -> HttpResponse {
+    HttpResponse::NotFound().json(json!({"message": "Not found."}))
+}

@@ -5,7 +5,6 @@ use sea_orm::DbErr;
 
 /// Everything that can go wrong in the storage layer.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum StorageError {
     /// The database could not be reached or the URL was not understood. The URL itself is left out
     /// of the message on purpose: it may carry a password.

@@ -29,7 +29,7 @@ mod sql;
 pub mod testing;
 
 pub use error::StorageError;
-pub use sea_orm::{DatabaseConnection, DbBackend};
+pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
 ///
@@ -48,8 +48,21 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
 /// database does not answer.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
     use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+    // Checked here because the driver's own error for an unknown scheme quotes the whole URL,
+    // password included, and errors end up in logs.
+    let scheme = url.split_once(':').map_or("", |(s, _)| s);
+    if !matches!(scheme, "sqlite" | "postgres" | "postgresql") {
+        return Err(StorageError::Connect(sea_orm::DbErr::Custom(format!(
+            "unsupported database URL scheme \"{scheme}\": use sqlite://… or postgres://…"
+        ))));
+    }
     create_sqlite_dir(url)?;
     let mut options = ConnectOptions::new(url);
+    // An unreachable database fails start-up (and requests) within seconds instead of the
+    // driver's default 30 s.
+    options
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .acquire_timeout(std::time::Duration::from_secs(5));
     // Statements are traced by the repositories with their ids; sqlx's own per-statement INFO
     // lines would flood the log and may carry bound values.
     options.sqlx_logging(false);
@@ -111,7 +124,22 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_scheme_is_a_connect_error() {
-        let err = connect("nosuchdb://localhost/x").await.unwrap_err();
+        let err = connect("mysql://user:hunter2@localhost/x")
+            .await
+            .unwrap_err();
         assert!(matches!(err, StorageError::Connect(_)), "{err:?}");
+        let chain = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+        assert!(chain.contains("unsupported database URL scheme"), "{chain}");
+        assert!(!chain.contains("hunter2"), "the password leaked: {chain}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_fails_within_seconds() {
+        let started = std::time::Instant::now();
+        let err = connect("postgres://nobody:pw@127.0.0.1:1/x")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StorageError::Connect(_)), "{err:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
 }

@@ -1,0 +1,144 @@
+//! The one place where errors become HTTP responses.
+//!
+//! Every lower-layer error is matched exhaustively (no catch-all arm), so a new variant cannot
+//! silently turn into the wrong status. Bodies follow the operator contract's envelopes; 5xx
+//! bodies are generic and the cause chain goes to the log, inside the request's span (which
+//! carries the request id).
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::ContentType;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+use vellum_domain::ValidationErrors;
+use vellum_policy::{AuthRejection, Decision};
+use vellum_storage::StorageError;
+
+/// An error answered to an API client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Unknown collection, item or file (or one the role's item filter hides).
+    #[error("not found")]
+    NotFound,
+    /// A missing grant, a field rule or an item filter; the reason is logged, never shown.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// The origin gate, the key or its IP allowlist refused the request.
+    #[error("rejected: {}", .0.message())]
+    Rejected(AuthRejection),
+    /// Bad input: every problem keyed by field or query parameter.
+    #[error("the given data was invalid")]
+    Invalid(ValidationErrors),
+    /// The request body is larger than the configured limit.
+    #[error("the request body is too large")]
+    PayloadTooLarge,
+    /// A dependency (the database) is unreachable; the client may retry.
+    #[error("service unavailable")]
+    Unavailable(#[source] StorageError),
+    /// Anything else: a bug or a broken dependency. Never shown to the client.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ApiError {
+    /// A 422 with one message for one field or parameter.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut errors = ValidationErrors::new();
+        errors.add(field, message);
+        Self::Invalid(errors)
+    }
+
+    pub fn internal(err: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Internal(Box::new(err))
+    }
+}
+
+impl From<Decision> for ApiError {
+    fn from(decision: Decision) -> Self {
+        Self::Forbidden(format!("{:?}", decision.reason))
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(err: StorageError) -> Self {
+        match err {
+            StorageError::NotFound { .. } => Self::NotFound,
+            StorageError::Invalid(errors) => Self::Invalid(errors),
+            StorageError::OutsideItemFilter => {
+                Self::Forbidden("the item would fall outside the role's item filter".to_owned())
+            }
+            StorageError::TooLarge { limit } => Self::invalid(
+                "file",
+                format!("The file may not be larger than {limit} bytes."),
+            ),
+            StorageError::Conflict(message) => Self::invalid("data", message),
+            StorageError::Db(ref db) if is_unavailable(db) => Self::Unavailable(err),
+            StorageError::Connect(_) => Self::Unavailable(err),
+            StorageError::Migrate(_)
+            | StorageError::Db(_)
+            | StorageError::Corrupt(_)
+            | StorageError::Blob { .. }
+            | StorageError::Io { .. } => Self::internal(err),
+        }
+    }
+}
+
+/// Errors that mean "the database is not there right now" rather than "the query is wrong".
+fn is_unavailable(err: &vellum_storage::DbErr) -> bool {
+    use vellum_storage::DbErr;
+    matches!(err, DbErr::ConnectionAcquire(_) | DbErr::Conn(_))
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Rejected(rejection) if rejection.is_unauthenticated() => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) | Self::Rejected(_) => StatusCode::FORBIDDEN,
+            Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let body = match self {
+            Self::NotFound => json!({"message": "Not found."}),
+            Self::Forbidden(reason) => {
+                tracing::info!(%reason, "forbidden");
+                json!({"message": "Forbidden."})
+            }
+            Self::Rejected(rejection) => json!({"message": rejection.message()}),
+            Self::Invalid(errors) => {
+                let errors: BTreeMap<String, Vec<String>> = errors.clone().into_map();
+                json!({"message": "The given data was invalid.", "errors": errors})
+            }
+            Self::PayloadTooLarge => json!({"message": "The request body is too large."}),
+            Self::Unavailable(cause) => {
+                tracing::error!(error = %error_chain(cause), "dependency unavailable");
+                json!({"message": "Service unavailable."})
+            }
+            Self::Internal(cause) => {
+                tracing::error!(error = %error_chain(cause.as_ref()), "internal error");
+                json!({"message": "Server error."})
+            }
+        };
+        HttpResponse::build(self.status_code())
+            .insert_header(ContentType::json())
+            .body(body.to_string())
+    }
+}
+
+/// `outer: cause: root cause`, for logs.
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}

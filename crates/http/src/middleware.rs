@@ -1,0 +1,249 @@
+//! Cross-cutting middleware: request ids and tracing spans, CORS for `/api/*`, and the public API
+//! response cache. Each is a plain async function (`actix_web::middleware::from_fn`).
+
+use std::time::Instant;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{HttpMessage, HttpResponse, web};
+use tracing::Instrument as _;
+use vellum_policy::{AllowOrigin, cors_allow_origin};
+
+use crate::actor::Actor;
+use crate::cache::CachedResponse;
+use crate::state::AppState;
+
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// A client-sent request id is kept when it is short and printable (so it can be correlated
+/// across services); anything else is replaced by a fresh UUID.
+fn request_id(req: &ServiceRequest) -> String {
+    req.headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned)
+}
+
+/// One span per request carrying its id, method and path (never the query: it may hold
+/// filter values) and one log line when it ends; the id is returned as `x-request-id`.
+pub async fn trace_request(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let id = request_id(&req);
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %req.method(),
+        path = %req.path(),
+    );
+    let started = Instant::now();
+    let result = next.call(req).instrument(span.clone()).await;
+    let mut res = match result {
+        Ok(res) => res.map_into_boxed_body(),
+        Err(err) => {
+            let _enter = span.enter();
+            tracing::warn!(error = %err, "request failed");
+            return Err(err);
+        }
+    };
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        res.headers_mut().insert(REQUEST_ID, value);
+    }
+    let status = res.status().as_u16();
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    span.in_scope(|| tracing::info!(status, micros, "request finished"));
+    Ok(res)
+}
+
+/// CORS for `/api/*` with the policy crate's decision: with a project allowlist only its
+/// origins, otherwise the deployment's (default `*`). Preflights are answered here, before
+/// authentication, as browsers send them without credentials.
+pub async fn cors(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
+    };
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let allow = match state.snapshot().await {
+        Ok(snapshot) => cors_allow_origin(
+            &snapshot.origins,
+            &state.config().cors_origins,
+            origin.as_deref(),
+        ),
+        Err(_) => None,
+    };
+    let preflight = req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if preflight {
+        let mut res = HttpResponse::NoContent();
+        if let Some(allow) = &allow {
+            res.insert_header((
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                "GET, POST, PATCH, DELETE, OPTIONS",
+            ));
+            let headers = req
+                .headers()
+                .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+                .cloned()
+                .unwrap_or_else(|| HeaderValue::from_static("authorization, content-type"));
+            res.insert_header((header::ACCESS_CONTROL_ALLOW_HEADERS, headers));
+            res.insert_header((header::ACCESS_CONTROL_MAX_AGE, "600"));
+            let _ = allow;
+        }
+        let mut res = req.into_response(res.finish());
+        decorate(res.headers_mut(), allow.as_ref());
+        return Ok(res);
+    }
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    decorate(res.headers_mut(), allow.as_ref());
+    Ok(res)
+}
+
+fn decorate(headers: &mut actix_web::http::header::HeaderMap, allow: Option<&AllowOrigin>) {
+    match allow {
+        Some(AllowOrigin::Any) => {
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            );
+        }
+        Some(AllowOrigin::Echo(origin)) => {
+            if let Ok(value) = HeaderValue::from_str(origin.as_str()) {
+                headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
+            }
+            headers.append(header::VARY, HeaderValue::from_static("Origin"));
+        }
+        None => {
+            headers.append(header::VARY, HeaderValue::from_static("Origin"));
+        }
+    }
+    if allow.is_some() {
+        headers.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("x-request-id, x-cache"),
+        );
+    }
+}
+
+/// The public API response cache for GET requests under `/api/v1/collections`, after
+/// authentication: the key holds the role, so roles never share entries, and the epoch makes the
+/// first read after any write a miss. `x-cache: hit|miss` says which it was.
+pub async fn response_cache(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let role = req.extensions().get::<Actor>().map(|a| a.role.name.clone());
+    let (Some(state), Some(role), true) = (state, role, req.method() == Method::GET) else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
+    };
+    let key = cache_key(&role, req.path(), req.query_string());
+    let epoch = state.epoch().await;
+    if let Some(hit) = state.cache().get(&key, epoch).await {
+        let mut res =
+            HttpResponse::build(StatusCode::from_u16(hit.status).unwrap_or(StatusCode::OK));
+        res.insert_header((header::CONTENT_TYPE, hit.content_type));
+        res.insert_header(("x-cache", "hit"));
+        return Ok(req.into_response(res.body(hit.body)));
+    }
+    let res = next.call(req).await?;
+    let (req, res) = res.into_parts();
+    if res.status() != StatusCode::OK {
+        let mut res = res.map_into_boxed_body();
+        res.headers_mut().insert(
+            HeaderName::from_static("x-cache"),
+            HeaderValue::from_static("miss"),
+        );
+        return Ok(ServiceResponse::new(req, res));
+    }
+    let content_type = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_owned();
+    let (head, body) = res.into_parts();
+    let bytes = actix_web::body::to_bytes(body)
+        .await
+        .map_err(|_| actix_web::error::ErrorInternalServerError("could not buffer the response"))?;
+    state
+        .cache()
+        .put(
+            key,
+            epoch,
+            CachedResponse {
+                status: 200,
+                content_type,
+                body: bytes.clone(),
+            },
+        )
+        .await;
+    let mut res = head.set_body(BoxBody::new(bytes));
+    res.headers_mut().insert(
+        HeaderName::from_static("x-cache"),
+        HeaderValue::from_static("miss"),
+    );
+    Ok(ServiceResponse::new(req, res))
+}
+
+/// Method is always GET here; the query is normalized (pairs decoded and sorted) so the same
+/// request written differently shares an entry. The locale is part of the query (and its
+/// default part of the snapshot, whose changes bump the epoch).
+fn cache_key(role: &str, path: &str, query: &str) -> String {
+    let mut pairs = crate::query::pairs(query);
+    pairs.sort();
+    let mut key = String::with_capacity(role.len() + path.len() + query.len() + 8);
+    key.push_str("GET ");
+    key.push_str(role);
+    key.push(' ');
+    key.push_str(path);
+    key.push('?');
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            key.push('&');
+        }
+        key.push_str(&url::form_urlencoded::byte_serialize(k.as_bytes()).collect::<String>());
+        key.push('=');
+        key.push_str(&url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>());
+    }
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_keys_normalize_the_query_and_separate_roles() {
+        let a = cache_key("public", "/api/v1/collections/a/items", "page=2&locale=de");
+        let b = cache_key("public", "/api/v1/collections/a/items", "locale=de&page=2");
+        let c = cache_key("editor", "/api/v1/collections/a/items", "locale=de&page=2");
+        let d = cache_key("public", "/api/v1/collections/a/items", "locale=de&page=3");
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, d);
+        // A value holding `&` cannot forge another parameter.
+        let e = cache_key("public", "/p", "filter%5Bt%5D=a%26page%3D2");
+        let f = cache_key("public", "/p", "filter%5Bt%5D=a&page=2");
+        assert_ne!(e, f);
+    }
+}

@@ -1,0 +1,294 @@
+//! The query parameters of the items endpoints, parsed once into typed values.
+//!
+//! Unknown parameters are ignored; a malformed value of a known one is a 422 naming the
+//! parameter. Every problem is reported at once.
+
+use vellum_domain::{ContentLocales, LocaleCode, LocaleSelection, ValidationErrors};
+use vellum_policy::{FieldPolicy, Filter, FilterField, PolicyError};
+use vellum_storage::collections::Collection;
+use vellum_storage::items::SortKey;
+
+use crate::error::ApiError;
+
+/// Default and bounds of `per_page`.
+pub const DEFAULT_PER_PAGE: u64 = 15;
+pub const MAX_PER_PAGE: u64 = 100;
+
+/// `include=files,users,author`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Include {
+    pub files: bool,
+    pub users: bool,
+    /// Every other token (relation field names; the renderer ignores tokens that are not).
+    pub fields: Vec<String>,
+}
+
+impl Include {
+    /// Comma-separated, case-sensitive tokens; empty tokens are skipped.
+    #[must_use]
+    pub fn parse(raw: &str) -> Self {
+        let mut include = Self::default();
+        for token in raw.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            match token {
+                "files" => include.files = true,
+                "users" => include.users = true,
+                other => {
+                    if !include.fields.iter().any(|f| f == other) {
+                        include.fields.push(other.to_owned());
+                    }
+                }
+            }
+        }
+        include
+    }
+
+    #[must_use]
+    pub fn has_field(&self, name: &str) -> bool {
+        self.fields.iter().any(|f| f == name)
+    }
+}
+
+/// What the read endpoints share: locale, translations and expansion.
+#[derive(Debug, Clone)]
+pub struct ReadQuery {
+    pub locale: LocaleCode,
+    pub selection: LocaleSelection,
+    pub include: Include,
+}
+
+/// A list request.
+#[derive(Debug, Clone)]
+pub struct ListQuery {
+    pub read: ReadQuery,
+    pub page: u64,
+    pub per_page: u64,
+    pub filter: Filter,
+    pub sort: Vec<SortKey>,
+}
+
+/// The decoded `(key, value)` pairs of a query string. Invalid percent-encoding and invalid
+/// UTF-8 decode lossily rather than failing the request.
+#[must_use]
+pub fn pairs(query: &str) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+fn first<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+fn parse_bool(raw: &str) -> Option<bool> {
+    match raw.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" | "" => Some(false),
+        _ => None,
+    }
+}
+
+/// `locale`, `include_all_translations` and `include`.
+fn read_part(
+    pairs: &[(String, String)],
+    locales: &ContentLocales,
+    errors: &mut ValidationErrors,
+) -> ReadQuery {
+    let locale = match locales.resolve(first(pairs, "locale").filter(|l| !l.is_empty())) {
+        Ok(locale) => locale,
+        Err(_) => {
+            errors.add(
+                "locale",
+                "The selected locale is invalid: it must be one of the project's enabled content locales.",
+            );
+            locales.default_locale().clone()
+        }
+    };
+    let all = match first(pairs, "include_all_translations").map(parse_bool) {
+        None => false,
+        Some(Some(all)) => all,
+        Some(None) => {
+            errors.add(
+                "include_all_translations",
+                "The include_all_translations field must be true or false.",
+            );
+            false
+        }
+    };
+    let selection = if all {
+        LocaleSelection::AllTranslations
+    } else {
+        LocaleSelection::Flatten(locale.clone())
+    };
+    ReadQuery {
+        locale,
+        selection,
+        include: first(pairs, "include")
+            .map(Include::parse)
+            .unwrap_or_default(),
+    }
+}
+
+/// The query of a show request.
+///
+/// # Errors
+/// 422 naming each malformed parameter.
+pub fn parse_read(query: &str, locales: &ContentLocales) -> Result<ReadQuery, ApiError> {
+    let pairs = pairs(query);
+    let mut errors = ValidationErrors::new();
+    let read = read_part(&pairs, locales, &mut errors);
+    errors.into_result(read).map_err(ApiError::Invalid)
+}
+
+fn parse_bounded(
+    pairs: &[(String, String)],
+    key: &str,
+    default: u64,
+    max: u64,
+    errors: &mut ValidationErrors,
+) -> u64 {
+    let Some(raw) = first(pairs, key) else {
+        return default;
+    };
+    match raw.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => n,
+        _ if max == u64::MAX => {
+            errors.add(
+                key,
+                format!("The {key} field must be an integer of at least 1."),
+            );
+            default
+        }
+        _ => {
+            errors.add(
+                key,
+                format!("The {key} field must be an integer between 1 and {max}."),
+            );
+            default
+        }
+    }
+}
+
+/// The query of a list request on `collection`, checked against what `fields` lets the role
+/// read: filtering or sorting on a field that does not exist or that the role cannot read gets
+/// the same 422, so hidden fields cannot be probed.
+///
+/// # Errors
+/// 422 naming each malformed parameter.
+pub fn parse_list(
+    query: &str,
+    locales: &ContentLocales,
+    collection: &Collection,
+    fields: &FieldPolicy,
+) -> Result<ListQuery, ApiError> {
+    let pairs = pairs(query);
+    let mut errors = ValidationErrors::new();
+    let read = read_part(&pairs, locales, &mut errors);
+    let page = parse_bounded(&pairs, "page", 1, u64::MAX, &mut errors);
+    let per_page = parse_bounded(
+        &pairs,
+        "per_page",
+        DEFAULT_PER_PAGE,
+        MAX_PER_PAGE,
+        &mut errors,
+    );
+    let usable = |field: &FilterField| match field {
+        FilterField::Id | FilterField::CreatedAt | FilterField::UpdatedAt => true,
+        FilterField::Data(name) => {
+            collection.schema().field(name.as_str()).is_some() && fields.can_read(name.as_str())
+        }
+    };
+    let filter = match Filter::from_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+        Ok(filter) => {
+            for condition in filter.conditions() {
+                if !usable(&condition.field) {
+                    errors.add(
+                        format!("filter[{}]", condition.field),
+                        format!("The field {} cannot be filtered on.", condition.field),
+                    );
+                }
+            }
+            filter
+        }
+        Err(PolicyError::InvalidFilter { param, message }) => {
+            errors.add(param, message);
+            Filter::default()
+        }
+        Err(other) => {
+            errors.add("filter", other.to_string());
+            Filter::default()
+        }
+    };
+    let sort = match first(&pairs, "sort").map(SortKey::parse_list) {
+        None => Vec::new(),
+        Some(Ok(keys)) => {
+            for key in &keys {
+                if !usable(&key.field) {
+                    errors.add(
+                        "sort",
+                        format!("The field {} cannot be sorted on.", key.field),
+                    );
+                }
+            }
+            keys
+        }
+        Some(Err(message)) => {
+            errors.add("sort", message);
+            Vec::new()
+        }
+    };
+    errors
+        .into_result(ListQuery {
+            read,
+            page,
+            per_page,
+            filter,
+            sort,
+        })
+        .map_err(ApiError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn include_tokens_are_case_sensitive_and_deduplicated() {
+        let include = Include::parse("files, Users,author,,author");
+        assert!(include.files);
+        assert!(!include.users);
+        assert_eq!(include.fields, ["Users", "author"]);
+    }
+
+    #[test]
+    fn bounded_integers() {
+        let mut errors = ValidationErrors::new();
+        let p = pairs("page=0&per_page=101&x=1");
+        assert_eq!(parse_bounded(&p, "page", 1, u64::MAX, &mut errors), 1);
+        assert_eq!(parse_bounded(&p, "per_page", 15, 100, &mut errors), 15);
+        assert_eq!(parse_bounded(&p, "missing", 15, 100, &mut errors), 15);
+        assert!(errors.get("page").is_some());
+        assert!(errors.get("per_page").is_some());
+        let mut ok = ValidationErrors::new();
+        let p = pairs("page=3&per_page=100");
+        assert_eq!(parse_bounded(&p, "page", 1, u64::MAX, &mut ok), 3);
+        assert_eq!(parse_bounded(&p, "per_page", 15, 100, &mut ok), 100);
+        assert!(ok.is_empty());
+    }
+
+    #[test]
+    fn per_page_written_as_a_huge_float_is_refused() {
+        let mut errors = ValidationErrors::new();
+        let p = pairs("per_page=1e99");
+        parse_bounded(&p, "per_page", 15, 100, &mut errors);
+        assert!(errors.get("per_page").is_some());
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_query_does_not_fail_decoding() {
+        let p = pairs("locale=%FF%FE&filter%5Btitle%5D=%C3");
+        assert_eq!(p.len(), 2);
+    }
+}

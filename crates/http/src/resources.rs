@@ -1,0 +1,120 @@
+//! JSON shapes of the spec's resources that do not depend on a request: timestamps, users, file
+//! URLs and the expanded file field. Item rendering with expansion lives in [`crate::render`].
+
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use vellum_policy::FieldPolicy;
+use vellum_storage::access::MiniUser;
+use vellum_storage::collections::Collection;
+use vellum_storage::files::{FileKind, StoredFile};
+
+/// The image presets every image file advertises in `transforms` (the operator contract's
+/// "Files and transforms").
+pub const PRESETS: [&str; 4] = ["thumbnail", "small", "medium", "large"];
+
+/// RFC 3339 in UTC, or null.
+#[must_use]
+pub fn timestamp(at: Option<OffsetDateTime>) -> Value {
+    at.and_then(|t| t.format(&Rfc3339).ok())
+        .map_or(Value::Null, Value::String)
+}
+
+#[must_use]
+pub fn mini_user(user: &MiniUser) -> Value {
+    json!({"id": user.id, "name": user.name, "email": user.email})
+}
+
+/// Whether the stored file is an image the transform presets apply to.
+#[must_use]
+pub fn is_transformable(file: &StoredFile) -> bool {
+    file.kind == FileKind::File
+        && matches!(
+            file.mime_type.as_deref(),
+            Some("image/jpeg" | "image/png" | "image/webp" | "image/gif")
+        )
+}
+
+/// `url` (null for folders) and `transforms` (empty unless a transformable image).
+#[must_use]
+pub fn file_urls(base_url: &str, file: &StoredFile) -> (Value, Value) {
+    if file.kind == FileKind::Folder {
+        return (Value::Null, Value::Object(Map::new()));
+    }
+    let base = format!(
+        "{}/api/v1/files/{}",
+        base_url.trim_end_matches('/'),
+        file.id
+    );
+    let transforms: Map<String, Value> = if is_transformable(file) {
+        PRESETS
+            .iter()
+            .map(|key| {
+                (
+                    (*key).to_owned(),
+                    Value::String(format!("{base}/transforms/{key}")),
+                )
+            })
+            .collect()
+    } else {
+        Map::new()
+    };
+    (
+        Value::String(format!("{base}/content")),
+        Value::Object(transforms),
+    )
+}
+
+/// The spec's ExpandedFileField.
+#[must_use]
+pub fn expanded_file(base_url: &str, file: &StoredFile) -> Value {
+    let (url, transforms) = file_urls(base_url, file);
+    json!({
+        "id": file.id,
+        "filename": file.filename,
+        "title": file.title,
+        "mime_type": file.mime_type,
+        "width": file.width,
+        "height": file.height,
+        "filesize": file.filesize,
+        "url": url,
+        "transforms": transforms,
+    })
+}
+
+/// The spec's CollectionSummary.
+#[must_use]
+pub fn collection_summary(collection: &Collection) -> Value {
+    json!({
+        "id": collection.id,
+        "name": collection.name,
+        "slug": collection.slug.as_str(),
+        "is_singleton": collection.is_singleton,
+    })
+}
+
+/// The spec's CollectionResource: the summary plus the CollectionFieldSummary of every field the
+/// role may read (a field hidden by the role's rules is not even named).
+#[must_use]
+pub fn collection_resource(collection: &Collection, fields: &FieldPolicy) -> Value {
+    let mut out = collection_summary(collection);
+    let fields: Vec<Value> = collection
+        .fields
+        .iter()
+        .filter(|f| fields.can_read(f.def.name.as_str()))
+        .map(|f| {
+            let def = f.def.to_json();
+            json!({
+                "id": f.id,
+                "name": f.def.name.as_str(),
+                "type": f.def.field_type.as_str(),
+                "translatable": f.def.translatable,
+                "settings": def.get("settings").cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    if let Value::Object(map) = &mut out {
+        map.insert("fields".into(), Value::Array(fields));
+    }
+    out
+}

@@ -1,0 +1,33 @@
+//! `GET /collections` and `GET /collections/{slug}`.
+
+use actix_web::{HttpResponse, get, web};
+use serde_json::{Value, json};
+use vellum_policy::CollectionAction;
+
+use crate::actor::Actor;
+use crate::error::ApiError;
+use crate::resources::{collection_resource, collection_summary};
+
+/// Only the collections the role may read; never an error for missing grants.
+#[get("/collections")]
+pub async fn list(actor: Actor) -> HttpResponse {
+    let data: Vec<Value> = actor
+        .snapshot
+        .collections
+        .iter()
+        .filter(|c| actor.role.may(&c.slug, CollectionAction::Read).allowed)
+        .map(|c| collection_summary(c))
+        .collect();
+    HttpResponse::Ok().json(json!({ "data": data }))
+}
+
+#[get("/collections/{slug}")]
+pub async fn show(actor: Actor, slug: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let collection = actor.snapshot.collection(&slug).ok_or(ApiError::NotFound)?;
+    let decision = actor.role.may(&collection.slug, CollectionAction::Read);
+    if !decision.allowed {
+        return Err(decision.into());
+    }
+    let fields = actor.role.field_policy(&collection.slug);
+    Ok(HttpResponse::Ok().json(json!({ "data": collection_resource(collection, &fields) })))
+}

@@ -1,0 +1,51 @@
+//! The unauthenticated probes: `/up`, `/health/live`, `/health/ready`. None of them is gated by
+//! the origin allowlist or touches the response cache.
+
+use actix_web::{HttpResponse, get, web};
+use serde_json::json;
+use vellum_storage::StorageError;
+
+use crate::state::AppState;
+
+/// A probe must answer quickly even when the database hangs.
+const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// 200 as soon as the application serves requests.
+#[get("/up")]
+pub async fn up() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; charset=utf-8")
+        .body("OK")
+}
+
+#[get("/health/live")]
+pub async fn live() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// Checks each dependency; 503 when one fails. The failure's cause goes to the log only.
+#[get("/health/ready")]
+pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
+    let database = match tokio::time::timeout(CHECK_TIMEOUT, state.db().ping()).await {
+        Ok(Ok(())) => "ok",
+        Ok(Err(err)) => {
+            let err = StorageError::Db(err);
+            tracing::warn!(error = %crate::error::error_chain(&err), "readiness: database check failed");
+            "failed"
+        }
+        Err(_) => {
+            tracing::warn!("readiness: database check timed out");
+            "failed"
+        }
+    };
+    let healthy = database == "ok";
+    let body = json!({
+        "status": if healthy { "ok" } else { "failed" },
+        "checks": {"database": database},
+    });
+    if healthy {
+        HttpResponse::Ok().json(body)
+    } else {
+        HttpResponse::ServiceUnavailable().json(body)
+    }
+}

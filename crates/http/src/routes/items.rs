@@ -1,0 +1,292 @@
+//! The items endpoints: list, show, create, update, soft delete. Each handler resolves the
+//! collection from the snapshot, asks the policy, calls the domain and storage crates, and
+//! renders; every write bumps the cache epoch.
+
+use std::sync::Arc;
+
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use serde_json::{Map, Value, json};
+use vellum_domain::{LocaleCode, WriteContext, WriteMode, prepare_write};
+use vellum_policy::CollectionAction;
+use vellum_storage::collections::Collection;
+use vellum_storage::items::{self, FilterScope, ListItems};
+
+use crate::actor::Actor;
+use crate::error::ApiError;
+use crate::query::{parse_list, parse_read};
+use crate::render::{render_item, render_items};
+use crate::state::AppState;
+
+fn collection_for(actor: &Actor, slug: &str) -> Result<Arc<Collection>, ApiError> {
+    actor
+        .snapshot
+        .collection(slug)
+        .cloned()
+        .ok_or(ApiError::NotFound)
+}
+
+fn require(
+    actor: &Actor,
+    collection: &Collection,
+    action: CollectionAction,
+) -> Result<(), ApiError> {
+    let decision = actor.role.may(&collection.slug, action);
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(decision.into())
+    }
+}
+
+fn scope<'a>(
+    actor: &'a Actor,
+    collection: &'a Collection,
+    locale: &'a LocaleCode,
+) -> FilterScope<'a> {
+    FilterScope {
+        schema: collection.schema(),
+        locales: &actor.snapshot.locales,
+        locale,
+    }
+}
+
+#[get("/collections/{slug}/items")]
+pub async fn list(
+    state: web::Data<AppState>,
+    actor: Actor,
+    slug: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let collection = collection_for(&actor, &slug)?;
+    require(&actor, &collection, CollectionAction::Read)?;
+    let fields = actor.role.field_policy(&collection.slug);
+    let query = parse_list(
+        req.query_string(),
+        &actor.snapshot.locales,
+        &collection,
+        &fields,
+    )?;
+    let filter = match actor.role.item_filter(&collection.slug) {
+        Some(role_filter) => query.filter.clone().and(role_filter),
+        None => query.filter.clone(),
+    };
+    let page = items::list_items(
+        state.db(),
+        &collection,
+        &scope(&actor, &collection, &query.read.locale),
+        &ListItems {
+            filter: &filter,
+            sort: &query.sort,
+            page: query.page,
+            per_page: query.per_page,
+        },
+    )
+    .await?;
+    let data = render_items(&state, &actor, &collection, page.items, &query.read).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "data": data,
+        "meta": {
+            "current_page": page.current_page,
+            "last_page": page.last_page,
+            "per_page": page.per_page,
+            "total": page.total,
+        }
+    })))
+}
+
+#[get("/collections/{slug}/items/{id}")]
+pub async fn show(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, id) = path.into_inner();
+    let collection = collection_for(&actor, &slug)?;
+    require(&actor, &collection, CollectionAction::Read)?;
+    let id = parse_id(&id)?;
+    let query = parse_read(req.query_string(), &actor.snapshot.locales)?;
+    let item = items::get_item(
+        state.db(),
+        &collection,
+        &scope(&actor, &collection, &query.locale),
+        id,
+        actor.role.item_filter(&collection.slug),
+    )
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    let data = render_item(&state, &actor, &collection, item, &query).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": data })))
+}
+
+#[post("/collections/{slug}/items")]
+pub async fn create(
+    state: web::Data<AppState>,
+    actor: Actor,
+    slug: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let collection = collection_for(&actor, &slug)?;
+    require(&actor, &collection, CollectionAction::Create)?;
+    let query = parse_read(req.query_string(), &actor.snapshot.locales)?;
+    let body = read_body(body, state.config().json_limit, &req).await?;
+    let data = body_data(&body)?;
+    let grant = actor.role.authorize_item_write(
+        &collection.slug,
+        CollectionAction::Create,
+        data.keys().map(String::as_str),
+    )?;
+    let ctx = WriteContext {
+        locales: &actor.snapshot.locales,
+        locale: &query.locale,
+        hash_key: &actor.snapshot.hash_key,
+    };
+    let write = prepare_write(collection.schema(), &data, WriteMode::Create, &ctx)
+        .map_err(ApiError::Invalid)?;
+    let item = items::create_item(
+        state.db(),
+        &collection,
+        &scope(&actor, &collection, &query.locale),
+        &grant,
+        &write,
+        actor.user_id,
+    )
+    .await?;
+    state.invalidate().await;
+    let data = render_item(&state, &actor, &collection, item, &query).await?;
+    Ok(HttpResponse::Created().json(json!({ "data": data })))
+}
+
+#[patch("/collections/{slug}/items/{id}")]
+pub async fn update(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, id) = path.into_inner();
+    let collection = collection_for(&actor, &slug)?;
+    require(&actor, &collection, CollectionAction::Update)?;
+    let id = parse_id(&id)?;
+    let query = parse_read(req.query_string(), &actor.snapshot.locales)?;
+    let body = read_body(body, state.config().json_limit, &req).await?;
+    let data = body_data(&body)?;
+    let grant = actor.role.authorize_item_write(
+        &collection.slug,
+        CollectionAction::Update,
+        data.keys().map(String::as_str),
+    )?;
+    let ctx = WriteContext {
+        locales: &actor.snapshot.locales,
+        locale: &query.locale,
+        hash_key: &actor.snapshot.hash_key,
+    };
+    let schema = collection.schema();
+    let item = items::update_item(
+        state.db(),
+        &collection,
+        &scope(&actor, &collection, &query.locale),
+        &grant,
+        id,
+        actor.user_id,
+        |existing| {
+            prepare_write(
+                schema,
+                &data,
+                WriteMode::Update {
+                    existing: &existing.data,
+                },
+                &ctx,
+            )
+        },
+    )
+    .await?;
+    state.invalidate().await;
+    let data = render_item(&state, &actor, &collection, item, &query).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": data })))
+}
+
+#[delete("/collections/{slug}/items/{id}")]
+pub async fn destroy(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, id) = path.into_inner();
+    let collection = collection_for(&actor, &slug)?;
+    require(&actor, &collection, CollectionAction::Delete)?;
+    let id = parse_id(&id)?;
+    let grant = actor.role.authorize_item_write(
+        &collection.slug,
+        CollectionAction::Delete,
+        std::iter::empty(),
+    )?;
+    let locale = actor.snapshot.locales.default_locale().clone();
+    items::soft_delete_item(
+        state.db(),
+        &collection,
+        &scope(&actor, &collection, &locale),
+        &grant,
+        id,
+    )
+    .await?;
+    state.invalidate().await;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// An `{id}` path segment: anything but a positive integer names no item (404).
+fn parse_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or(ApiError::NotFound)
+}
+
+/// Reads a request body up to `limit` bytes; a larger one (by `Content-Length` or as it arrives)
+/// is refused with 413 before it is buffered. Read after the grant check, so a role that may not
+/// write gets 403 whatever it sends.
+async fn read_body(
+    mut payload: web::Payload,
+    limit: usize,
+    req: &HttpRequest,
+) -> Result<web::BytesMut, ApiError> {
+    use futures_util::StreamExt as _;
+    let declared = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(ApiError::PayloadTooLarge);
+    }
+    let mut body = web::BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
+    while let Some(chunk) = payload.next().await {
+        let chunk =
+            chunk.map_err(|_| ApiError::invalid("data", "The request body could not be read."))?;
+        if body.len() + chunk.len() > limit {
+            return Err(ApiError::PayloadTooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The `data` object of a create or update body.
+fn body_data(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    let invalid = || ApiError::invalid("data", "The data field is required and must be an object.");
+    let value: Value = serde_json::from_slice(body).map_err(|_| {
+        ApiError::invalid(
+            "data",
+            "The request body must be a JSON object with a data object.",
+        )
+    })?;
+    match value {
+        Value::Object(mut obj) => match obj.remove("data") {
+            Some(Value::Object(data)) => Ok(data),
+            _ => Err(invalid()),
+        },
+        _ => Err(invalid()),
+    }
+}

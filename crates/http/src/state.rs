@@ -1,0 +1,336 @@
+//! What every request shares: the database, the configuration, the project snapshot, the response
+//! cache and the epoch.
+//!
+//! The snapshot holds what nearly every request needs and rarely changes: settings, locales, the
+//! origin allowlist, the hash key, every collection's schema and every role's grants. Reading it
+//! per request would cost several queries; it is rebuilt instead when the epoch moves (a write
+//! through this server) or when it is older than `snapshot_ttl` (a change made behind the
+//! server's back, e.g. by `vellum-admin`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use ipnet::IpNet;
+use vellum_domain::{ContentLocales, HashKey};
+use vellum_policy::{CorsOrigins, KeyId, OriginAllowlist, Role};
+use vellum_storage::access::FoundKey;
+use vellum_storage::collections::Collection;
+use vellum_storage::project::ProjectSettings;
+use vellum_storage::{DatabaseConnection, StorageError};
+
+use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, ResponseCache};
+
+/// The HTTP layer's configuration (the server fills it from clap flags and `VELLUM_*` variables).
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Absolute prefix of file `url` and `transforms` values, without a trailing slash.
+    pub base_url: String,
+    /// Whether GET responses under `/api/v1/collections` are cached.
+    pub cache: bool,
+    /// CORS origins when the project's allowlist is empty (default: any).
+    pub cors_origins: CorsOrigins,
+    /// Reverse proxies whose `X-Forwarded-For` is believed; empty means the peer address is the
+    /// client address.
+    pub trusted_proxies: Vec<IpNet>,
+    /// How long the project snapshot may be reused without looking at the database.
+    pub snapshot_ttl: Duration,
+    /// The largest JSON request body accepted (413 above).
+    pub json_limit: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8080".to_owned(),
+            cache: true,
+            cors_origins: CorsOrigins::Any,
+            trusted_proxies: Vec::new(),
+            snapshot_ttl: Duration::from_secs(5),
+            json_limit: 2 * 1024 * 1024,
+        }
+    }
+}
+
+/// The project as requests see it, consistent within one request.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub settings: ProjectSettings,
+    pub locales: ContentLocales,
+    pub origins: OriginAllowlist,
+    pub hash_key: HashKey,
+    /// Every collection, in id order.
+    pub collections: Vec<Arc<Collection>>,
+    by_slug: HashMap<String, Arc<Collection>>,
+    by_id: HashMap<i64, Arc<Collection>>,
+    roles: HashMap<String, Arc<Role>>,
+    /// Keys looked up since the snapshot was built (including misses), bounded.
+    keys: Mutex<HashMap<KeyId, Option<Arc<FoundKey>>>>,
+    epoch: u64,
+    built: Instant,
+}
+
+/// Key lookups remembered per snapshot; beyond this (a flood of random key ids) the memo is
+/// cleared rather than grown.
+const MAX_REMEMBERED_KEYS: usize = 10_000;
+
+impl Snapshot {
+    async fn load(db: &DatabaseConnection, epoch: u64) -> Result<Self, StorageError> {
+        use vellum_storage::{access, collections, project};
+        let settings = project::load_settings(db).await?;
+        let locales = settings
+            .locales()
+            .map_err(|e| StorageError::Corrupt(e.to_string()))?;
+        let origins = settings
+            .origin_allowlist()
+            .map_err(|e| StorageError::Corrupt(e.to_string()))?;
+        let hash_key = project::hash_key(db).await?;
+        let collections: Vec<Arc<Collection>> = collections::list_collections(db)
+            .await?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let mut roles = HashMap::new();
+        for summary in access::list_roles(db).await? {
+            if let Some(role) = access::load_role(db, &summary.name).await? {
+                roles.insert(summary.name, Arc::new(role));
+            }
+        }
+        Ok(Self {
+            by_slug: collections
+                .iter()
+                .map(|c| (c.slug.to_string(), Arc::clone(c)))
+                .collect(),
+            by_id: collections.iter().map(|c| (c.id, Arc::clone(c))).collect(),
+            collections,
+            settings,
+            locales,
+            origins,
+            hash_key,
+            roles,
+            keys: Mutex::new(HashMap::new()),
+            epoch,
+            built: Instant::now(),
+        })
+    }
+
+    #[must_use]
+    pub fn collection(&self, slug: &str) -> Option<&Arc<Collection>> {
+        self.by_slug.get(slug)
+    }
+
+    #[must_use]
+    pub fn collection_by_id(&self, id: i64) -> Option<&Arc<Collection>> {
+        self.by_id.get(&id)
+    }
+
+    /// The role named `name`; a role that vanished grants nothing.
+    #[must_use]
+    pub fn role(&self, name: &str) -> Arc<Role> {
+        self.roles.get(name).cloned().unwrap_or_else(|| {
+            Arc::new(Role {
+                name: name.to_owned(),
+                ..Role::default()
+            })
+        })
+    }
+
+    /// The key with this id, from the memo or the database.
+    pub(crate) async fn find_key(
+        &self,
+        db: &DatabaseConnection,
+        key_id: &KeyId,
+    ) -> Result<Option<Arc<FoundKey>>, StorageError> {
+        if let Some(found) = self.lock_keys().get(key_id) {
+            return Ok(found.clone());
+        }
+        let found = vellum_storage::access::find_api_key(db, key_id)
+            .await?
+            .map(Arc::new);
+        let mut keys = self.lock_keys();
+        if keys.len() >= MAX_REMEMBERED_KEYS {
+            keys.clear();
+        }
+        keys.insert(key_id.clone(), found.clone());
+        Ok(found)
+    }
+
+    fn lock_keys(&self) -> std::sync::MutexGuard<'_, HashMap<KeyId, Option<Arc<FoundKey>>>> {
+        // A panic while holding this lock cannot leave the map inconsistent (single inserts).
+        self.keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Shared by every worker; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    db: DatabaseConnection,
+    config: HttpConfig,
+    cache: Arc<dyn ResponseCache>,
+    epoch: Arc<dyn Epoch>,
+    snapshot: RwLock<Arc<Snapshot>>,
+    /// Held while the snapshot is rebuilt, so concurrent requests wait for one rebuild instead of
+    /// each running their own.
+    rebuilding: tokio::sync::Mutex<()>,
+    /// When each key's `last_used_at` was last written: at most once a minute per key, so
+    /// authenticated reads do not turn into writes.
+    touched: Mutex<HashMap<i64, Instant>>,
+}
+
+const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
+
+impl AppState {
+    /// State with the in-process cache and epoch (or no cache when `config.cache` is false).
+    ///
+    /// # Errors
+    /// When the project cannot be read from the database.
+    pub async fn new(db: DatabaseConnection, config: HttpConfig) -> Result<Self, StorageError> {
+        let cache: Arc<dyn ResponseCache> = if config.cache {
+            Arc::new(MemoryCache::default())
+        } else {
+            Arc::new(NoCache)
+        };
+        Self::with_backends(db, config, cache, Arc::new(LocalEpoch::default())).await
+    }
+
+    /// State over a given cache and epoch (a shared backend for several replicas).
+    ///
+    /// # Errors
+    /// When the project cannot be read from the database.
+    pub async fn with_backends(
+        db: DatabaseConnection,
+        config: HttpConfig,
+        cache: Arc<dyn ResponseCache>,
+        epoch: Arc<dyn Epoch>,
+    ) -> Result<Self, StorageError> {
+        let current = epoch.current().await;
+        let snapshot = Snapshot::load(&db, current).await?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                config,
+                cache,
+                epoch,
+                snapshot: RwLock::new(Arc::new(snapshot)),
+                rebuilding: tokio::sync::Mutex::new(()),
+                touched: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    #[must_use]
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.inner.db
+    }
+
+    #[must_use]
+    pub fn config(&self) -> &HttpConfig {
+        &self.inner.config
+    }
+
+    pub(crate) fn cache(&self) -> &dyn ResponseCache {
+        self.inner.cache.as_ref()
+    }
+
+    pub(crate) async fn epoch(&self) -> u64 {
+        self.inner.epoch.current().await
+    }
+
+    /// Marks everything cached as stale: called after every write, and by anything that changes
+    /// the project outside the API (tests, admin surfaces).
+    pub async fn invalidate(&self) {
+        self.inner.epoch.bump().await;
+    }
+
+    /// The current snapshot, rebuilt first when the epoch moved or it is older than the TTL.
+    ///
+    /// # Errors
+    /// When a needed rebuild cannot read the database.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, StorageError> {
+        let epoch = self.epoch().await;
+        let current = self.current_snapshot();
+        if self.is_fresh(&current, epoch) {
+            return Ok(current);
+        }
+        let _rebuilding = self.inner.rebuilding.lock().await;
+        // Another request may have rebuilt it while this one waited.
+        let epoch = self.epoch().await;
+        let current = self.current_snapshot();
+        if self.is_fresh(&current, epoch) {
+            return Ok(current);
+        }
+        let mut fresh = Snapshot::load(&self.inner.db, epoch).await?;
+        // A change made behind the server's back also makes cached responses stale.
+        if current.epoch == epoch && differs(&current, &fresh) {
+            fresh.epoch = self.inner.epoch.bump().await;
+        }
+        let fresh = Arc::new(fresh);
+        *self
+            .inner
+            .snapshot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&fresh);
+        Ok(fresh)
+    }
+
+    fn current_snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(
+            &self
+                .inner
+                .snapshot
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    fn is_fresh(&self, snapshot: &Snapshot, epoch: u64) -> bool {
+        snapshot.epoch == epoch && snapshot.built.elapsed() < self.inner.config.snapshot_ttl
+    }
+
+    /// Whether key `id`'s `last_used_at` is due for an update (and records that it now is).
+    pub(crate) fn touch_due(&self, id: i64) -> bool {
+        let mut touched = self
+            .inner
+            .touched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        match touched.get(&id) {
+            Some(at) if now.duration_since(*at) < TOUCH_INTERVAL => false,
+            _ => {
+                if touched.len() >= MAX_REMEMBERED_KEYS {
+                    touched.clear();
+                }
+                touched.insert(id, now);
+                true
+            }
+        }
+    }
+}
+
+/// Whether two snapshots describe a different project (ignoring when they were built).
+fn differs(a: &Snapshot, b: &Snapshot) -> bool {
+    a.settings != b.settings
+        || a.collections.len() != b.collections.len()
+        || a.collections.iter().zip(&b.collections).any(|(x, y)| {
+            x.id != y.id
+                || x.slug != y.slug
+                || x.name != y.name
+                || x.is_singleton != y.is_singleton
+                || x.updated_at != y.updated_at
+                || x.fields != y.fields
+        })
+        || a.roles.len() != b.roles.len()
+        || a.roles.iter().any(|(name, role)| {
+            b.roles
+                .get(name)
+                .is_none_or(|other| other.to_json() != role.to_json())
+        })
+}
