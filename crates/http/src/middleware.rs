@@ -210,7 +210,9 @@ pub async fn response_cache(
 /// default part of the snapshot, whose changes bump the epoch).
 fn cache_key(role: &str, path: &str, query: &str) -> String {
     let mut pairs = crate::query::pairs(query);
-    pairs.sort();
+    // By name only, and stable: a repeated parameter keeps its order, because the handlers read
+    // its first occurrence (`locale=de&locale=en` and `locale=en&locale=de` differ).
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
     let mut key = String::with_capacity(role.len() + path.len() + query.len() + 8);
     key.push_str("GET ");
     key.push_str(role);
@@ -245,5 +247,9 @@ mod tests {
         let e = cache_key("public", "/p", "filter%5Bt%5D=a%26page%3D2");
         let f = cache_key("public", "/p", "filter%5Bt%5D=a&page=2");
         assert_ne!(e, f);
+        // Repeated parameters keep their order.
+        let g = cache_key("public", "/p", "locale=de&locale=en");
+        let h = cache_key("public", "/p", "locale=en&locale=de");
+        assert_ne!(g, h);
     }
 }

@@ -1,0 +1,348 @@
+//! The public API response cache: hits replay the same body, every write makes the next read of
+//! every role fresh, roles never share entries, and only 200 responses are kept.
+
+use actix_web::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use vellum_http::HttpConfig;
+
+use crate::support::{Response, TestApp, blog};
+
+const ARTICLES: &str = "/api/v1/collections/articles/items";
+
+/// GET as `key` (None: anonymous).
+async fn read(app: &TestApp, key: Option<&str>, path: &str) -> Response {
+    match key {
+        Some(key) => app.get_as(key, path).await,
+        None => app.get(path).await,
+    }
+}
+
+fn assert_hit(res: &Response, what: &str) {
+    assert_eq!(res.status, StatusCode::OK, "{what}");
+    assert_eq!(res.header("x-cache"), Some("hit"), "{what}");
+}
+
+fn assert_not_hit(res: &Response, what: &str) {
+    assert_ne!(res.header("x-cache"), Some("hit"), "{what}");
+}
+
+/// The roles of the blog, as key names (None: public).
+const ROLES: [Option<&str>; 3] = [None, Some("editor-key"), Some("admin-key")];
+
+/// Reads `path` as every role twice, so each has a cached entry; returns the bodies.
+async fn warm(app: &TestApp, path: &str) -> Vec<Value> {
+    let mut bodies = Vec::new();
+    for key in ROLES {
+        let first = read(app, key, path).await;
+        assert_eq!(first.status, StatusCode::OK, "{key:?}");
+        let second = read(app, key, path).await;
+        assert_hit(&second, &format!("{key:?} warm {path}"));
+        bodies.push(second.json());
+    }
+    bodies
+}
+
+#[actix_web::test]
+async fn a_second_identical_get_is_a_hit_with_the_same_body() {
+    let app = TestApp::new(blog()).await;
+    for path in [
+        ARTICLES,
+        "/api/v1/collections",
+        "/api/v1/collections/articles",
+        "/api/v1/collections/authors/items?locale=de",
+    ] {
+        let first = app.get(path).await;
+        assert_eq!(first.status, StatusCode::OK, "{path}");
+        assert_eq!(first.header("x-cache"), Some("miss"), "{path}");
+        let second = app.get(path).await;
+        assert_hit(&second, path);
+        assert_eq!(second.body, first.body, "{path}");
+        assert_eq!(
+            second.header("content-type"),
+            first.header("content-type"),
+            "{path}"
+        );
+        assert!(second.header("x-request-id").is_some(), "{path}");
+    }
+}
+
+#[actix_web::test]
+async fn a_create_makes_the_next_read_of_every_role_fresh() {
+    let app = TestApp::new(blog()).await;
+    let before = warm(&app, ARTICLES).await;
+    let totals: Vec<&Value> = before.iter().map(|b| &b["meta"]["total"]).collect();
+    assert_eq!(totals, [&json!(1), &json!(2), &json!(2)]);
+    let created = app
+        .json(
+            Method::POST,
+            Some("editor-key"),
+            ARTICLES,
+            json!({"data": {"title": "Fresh", "status": "published"}}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    for (key, expected) in ROLES.into_iter().zip([2, 3, 3]) {
+        let res = read(&app, key, ARTICLES).await;
+        assert_eq!(res.status, StatusCode::OK);
+        assert_not_hit(&res, &format!("{key:?} after create"));
+        assert_eq!(res.json()["meta"]["total"], expected, "{key:?}");
+        assert_hit(
+            &read(&app, key, ARTICLES).await,
+            &format!("{key:?} re-cached"),
+        );
+    }
+}
+
+#[actix_web::test]
+async fn an_update_makes_the_next_read_of_every_role_fresh() {
+    let app = TestApp::new(blog()).await;
+    let id = app.get(ARTICLES).await.json()["data"][0]["id"]
+        .as_i64()
+        .unwrap();
+    let show = format!("{ARTICLES}/{id}");
+    warm(&app, ARTICLES).await;
+    warm(&app, &show).await;
+    let patched = app
+        .json(
+            Method::PATCH,
+            Some("editor-key"),
+            &show,
+            json!({"data": {"title": "Changed"}}),
+        )
+        .await;
+    assert_eq!(patched.status, StatusCode::OK, "{:?}", patched.json());
+    for key in ROLES {
+        let list = read(&app, key, ARTICLES).await;
+        assert_not_hit(&list, &format!("{key:?} list after update"));
+        let list = list.json();
+        let item = list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == id)
+            .unwrap();
+        assert_eq!(item["data"]["title"], "Changed", "{key:?}");
+        let one = read(&app, key, &show).await;
+        assert_not_hit(&one, &format!("{key:?} show after update"));
+        assert_eq!(one.json()["data"]["data"]["title"], "Changed", "{key:?}");
+    }
+}
+
+#[actix_web::test]
+async fn a_delete_makes_the_next_read_of_every_role_fresh() {
+    let app = TestApp::new(blog()).await;
+    let id = app.get(ARTICLES).await.json()["data"][0]["id"]
+        .as_i64()
+        .unwrap();
+    let show = format!("{ARTICLES}/{id}");
+    warm(&app, ARTICLES).await;
+    warm(&app, &show).await;
+    let deleted = app.delete(Some("editor-key"), &show).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    for (key, expected) in ROLES.into_iter().zip([0, 1, 1]) {
+        let list = read(&app, key, ARTICLES).await;
+        assert_not_hit(&list, &format!("{key:?} list after delete"));
+        assert_eq!(list.json()["meta"]["total"], expected, "{key:?}");
+        let one = read(&app, key, &show).await;
+        assert_eq!(one.status, StatusCode::NOT_FOUND, "{key:?}");
+        assert_eq!(one.json(), json!({"message": "Not found."}));
+    }
+}
+
+#[actix_web::test]
+async fn roles_never_share_entries() {
+    let app = TestApp::new(blog()).await;
+    let public = app.get(ARTICLES).await;
+    assert_eq!(public.json()["meta"]["total"], 1);
+    assert_hit(&app.get(ARTICLES).await, "public");
+    let editor = app.get_as("editor-key", ARTICLES).await;
+    assert_eq!(editor.header("x-cache"), Some("miss"));
+    assert_eq!(editor.json()["meta"]["total"], 2);
+    let editor = app.get_as("editor-key", ARTICLES).await;
+    assert_hit(&editor, "editor");
+    assert_eq!(editor.json()["meta"]["total"], 2);
+    let admin = app.get_as("admin-key", ARTICLES).await;
+    assert_eq!(admin.header("x-cache"), Some("miss"));
+    assert_eq!(admin.json()["data"][1]["data"]["internal_notes"], "wip");
+    let public = app.get(ARTICLES).await;
+    assert_hit(&public, "public again");
+    assert_eq!(public.json()["meta"]["total"], 1);
+    assert!(
+        public.json()["data"][0]["data"]
+            .get("internal_notes")
+            .is_none()
+    );
+    // A role without read is refused, not served someone else's entry.
+    let reader = app.get_as("reader-key", ARTICLES).await;
+    assert_eq!(reader.status, StatusCode::FORBIDDEN);
+}
+
+#[actix_web::test]
+async fn query_order_is_normalized() {
+    let app = TestApp::new(blog()).await;
+    let a = app
+        .get_as("editor-key", &format!("{ARTICLES}?page=1&per_page=1"))
+        .await;
+    assert_eq!(a.header("x-cache"), Some("miss"));
+    let b = app
+        .get_as("editor-key", &format!("{ARTICLES}?per_page=1&page=1"))
+        .await;
+    assert_hit(&b, "reordered query");
+    assert_eq!(a.body, b.body);
+    let c = app
+        .get_as("editor-key", &format!("{ARTICLES}?per_page=1&page=2"))
+        .await;
+    assert_eq!(
+        c.header("x-cache"),
+        Some("miss"),
+        "another page is another entry"
+    );
+    assert_ne!(c.json()["data"], a.json()["data"]);
+    let d = app
+        .get_as(
+            "editor-key",
+            &format!("{ARTICLES}?locale=de&page=1&per_page=1"),
+        )
+        .await;
+    assert_eq!(
+        d.header("x-cache"),
+        Some("miss"),
+        "another locale is another entry"
+    );
+    assert_eq!(d.json()["data"][0]["data"]["title"], "Hallo");
+}
+
+#[actix_web::test]
+async fn with_the_cache_off_nothing_is_a_hit() {
+    let config = HttpConfig {
+        cache: false,
+        ..Default::default()
+    };
+    let app = TestApp::with_config(blog(), config).await;
+    let first = app.get(ARTICLES).await;
+    for _ in 0..3 {
+        let res = app.get(ARTICLES).await;
+        assert_eq!(res.status, StatusCode::OK);
+        assert_not_hit(&res, "cache off");
+        assert_eq!(res.body, first.body);
+    }
+    assert_not_hit(&app.get_as("editor-key", ARTICLES).await, "cache off");
+    assert_not_hit(&app.get_as("editor-key", ARTICLES).await, "cache off");
+}
+
+#[actix_web::test]
+async fn only_200_responses_are_cached() {
+    let app = TestApp::new(blog()).await;
+    let cases = [
+        (None, format!("{ARTICLES}/999"), StatusCode::NOT_FOUND),
+        (
+            None,
+            "/api/v1/collections/nope/items".to_owned(),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            None,
+            "/api/v1/collections/tags/items".to_owned(),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            None,
+            format!("{ARTICLES}?per_page=0"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            Some("reader-key"),
+            ARTICLES.to_owned(),
+            StatusCode::FORBIDDEN,
+        ),
+    ];
+    for (key, path, status) in &cases {
+        for _ in 0..2 {
+            let res = read(&app, *key, path).await;
+            assert_eq!(res.status, *status, "{key:?} {path}");
+            assert_not_hit(&res, &format!("{key:?} {path}"));
+            assert!(res.json()["message"].is_string());
+        }
+    }
+    // A 404 does not stay cached once the item exists: ask for the id the next item will
+    // (most likely) get, then create it.
+    let mut max_id = 0;
+    for slug in ["articles", "authors", "tags"] {
+        let list = app
+            .get_as("admin-key", &format!("/api/v1/collections/{slug}/items"))
+            .await
+            .json();
+        for item in list["data"].as_array().unwrap() {
+            max_id = max_id.max(item["id"].as_i64().unwrap());
+        }
+    }
+    let next = format!("{ARTICLES}/{}", max_id + 1);
+    for _ in 0..2 {
+        let missing = app.get_as("editor-key", &next).await;
+        assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    }
+    let created = app
+        .json(
+            Method::POST,
+            Some("editor-key"),
+            ARTICLES,
+            json!({"data": {"title": "Six"}}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let id = created.json()["data"]["id"].as_i64().unwrap();
+    let found = app.get_as("editor-key", &format!("{ARTICLES}/{id}")).await;
+    assert_eq!(found.status, StatusCode::OK);
+    assert_eq!(found.json()["data"]["data"]["title"], "Six");
+}
+
+#[actix_web::test]
+async fn a_change_behind_the_servers_back_is_visible_after_invalidation() {
+    let mut app = TestApp::new(blog()).await;
+    warm(&app, ARTICLES).await;
+    warm(&app, "/api/v1/collections").await;
+    // Another manifest: public may now read every article and the tags.
+    let mut changed = blog();
+    changed["roles"][0] = json!({"name": "public", "collection_permissions": {
+        "articles": {"read": true},
+        "authors": {"read": true},
+        "tags": {"read": true}
+    }, "file_permissions": {"read": true}});
+    app.apply(changed).await;
+    let list = app.get(ARTICLES).await;
+    assert_not_hit(&list, "after apply");
+    let list = list.json();
+    assert_eq!(list["meta"]["total"], 2);
+    assert_eq!(list["data"][1]["data"]["internal_notes"], "wip");
+    let collections = app.get("/api/v1/collections").await;
+    assert_not_hit(&collections, "collections after apply");
+    assert_eq!(collections.json()["data"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        app.get("/api/v1/collections/tags/items").await.status,
+        StatusCode::OK
+    );
+}
+
+#[actix_web::test]
+async fn a_grant_change_behind_the_servers_back_is_seen_once_the_snapshot_expires() {
+    let config = HttpConfig {
+        snapshot_ttl: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let app = TestApp::with_config(blog(), config).await;
+    warm(&app, ARTICLES).await;
+    // As `vellum-admin apply` would: straight to the database, no invalidation.
+    let mut changed = blog();
+    changed["roles"][0]["collection_permissions"]["articles"] = json!({"read": true});
+    vellum_manifest::apply(&app.db.conn, &changed)
+        .await
+        .unwrap();
+    let list = app.get(ARTICLES).await;
+    assert_not_hit(&list, "after a grant change");
+    assert_eq!(list.json()["meta"]["total"], 2);
+    // The editor's entry was computed under the old project too.
+    assert_not_hit(
+        &app.get_as("editor-key", ARTICLES).await,
+        "editor after a grant change",
+    );
+}

@@ -1,0 +1,23 @@
+//! Black-box tests of the public API: the real app (`vellum_http::app`) over a fresh database per
+//! test (SQLite in a temp dir, or PostgreSQL when `VELLUM_TEST_POSTGRES_URL` is set), configured
+//! through the manifest engine exactly as an operator would. One `mod` per spec area.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod support;
+
+mod access;
+mod cache;
+mod collections;
+mod errors;
+mod expansion;
+mod health;
+mod items_read;
+mod items_write;
+mod origin_cors;
+mod properties;
+mod smoke;

@@ -1,0 +1,237 @@
+//! `TestApp`: a fresh database configured by a manifest, and one call per request.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use actix_web::http::header::HeaderMap;
+use actix_web::http::{Method, StatusCode};
+use actix_web::test::{self, TestRequest};
+use serde_json::Value;
+use vellum_http::{AppState, HttpConfig, app};
+use vellum_storage::testing::TestDb;
+
+/// The `base_url` every test app uses, so tests can compare file URLs exactly.
+pub const BASE_URL: &str = "http://cms.test";
+
+/// An app over its own database.
+pub struct TestApp {
+    pub db: TestDb,
+    pub state: AppState,
+    /// Secrets of the keys the manifest created, by key name.
+    pub keys: BTreeMap<String, String>,
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The body as JSON (panics with the body text when it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+impl TestApp {
+    /// A fresh database with `manifest` applied, default configuration.
+    pub async fn new(manifest: Value) -> Self {
+        Self::with_config(manifest, HttpConfig::default()).await
+    }
+
+    /// As [`TestApp::new`] with a given configuration (`base_url` is forced to [`BASE_URL`]).
+    pub async fn with_config(manifest: Value, mut config: HttpConfig) -> Self {
+        let db = TestDb::new().await.unwrap();
+        vellum_storage::access::seed_system(&db.conn).await.unwrap();
+        let report = vellum_manifest::apply(&db.conn, &manifest)
+            .await
+            .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
+        config.base_url = BASE_URL.to_owned();
+        let state = AppState::new(db.conn.clone(), config).await.unwrap();
+        Self {
+            db,
+            state,
+            keys: report.api_keys,
+        }
+    }
+
+    /// Applies another manifest to the running app's database, then invalidates its caches as
+    /// any admin surface would.
+    pub async fn apply(&mut self, manifest: Value) {
+        let report = vellum_manifest::apply(&self.db.conn, &manifest)
+            .await
+            .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
+        self.keys.extend(report.api_keys);
+        self.state.invalidate().await;
+    }
+
+    /// The secret of key `name` created by a manifest.
+    pub fn key(&self, name: &str) -> &str {
+        self.keys
+            .get(name)
+            .unwrap_or_else(|| panic!("no key named {name}"))
+    }
+
+    /// Sends `req` (peer address 127.0.0.1 unless the request sets one) to a fresh service over
+    /// this app's state.
+    pub async fn send(&self, req: TestRequest) -> Response {
+        let service = test::init_service(app(self.state.clone())).await;
+        let res = test::call_service(&service, req.to_request()).await;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let body = test::read_body(res).await.to_vec();
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// A request builder with the default peer address.
+    pub fn request(method: Method, path: &str) -> TestRequest {
+        TestRequest::default()
+            .method(method)
+            .uri(path)
+            .peer_addr(SocketAddr::from(([127, 0, 0, 1], 40000)))
+    }
+
+    /// GET as anonymous.
+    pub async fn get(&self, path: &str) -> Response {
+        self.send(Self::request(Method::GET, path)).await
+    }
+
+    /// GET with `Authorization: Bearer <key named key>`.
+    pub async fn get_as(&self, key: &str, path: &str) -> Response {
+        let secret = self.key(key).to_owned();
+        self.send(
+            Self::request(Method::GET, path)
+                .insert_header(("authorization", format!("Bearer {secret}"))),
+        )
+        .await
+    }
+
+    /// A JSON request as key `key` (None: anonymous).
+    pub async fn json(
+        &self,
+        method: Method,
+        key: Option<&str>,
+        path: &str,
+        body: Value,
+    ) -> Response {
+        let mut req = Self::request(method, path).set_json(body);
+        if let Some(key) = key {
+            let secret = self.key(key).to_owned();
+            req = req.insert_header(("authorization", format!("Bearer {secret}")));
+        }
+        self.send(req).await
+    }
+
+    /// DELETE as key `key` (None: anonymous).
+    pub async fn delete(&self, key: Option<&str>, path: &str) -> Response {
+        let mut req = Self::request(Method::DELETE, path);
+        if let Some(key) = key {
+            let secret = self.key(key).to_owned();
+            req = req.insert_header(("authorization", format!("Bearer {secret}")));
+        }
+        self.send(req).await
+    }
+}
+
+/// A small project used by many tests: articles (translatable title, status, views, cover image,
+/// author, tags, internal notes), authors, tags; roles `public` (reads published articles,
+/// authors), `editor` (writes articles but not internal notes), `reader` grants via key
+/// `reader-key`; keys `editor-key`, `admin-key` (super-admin).
+pub fn blog() -> Value {
+    serde_json::json!({
+        "settings": {"content_locales": ["en", "de"], "default_locale": "en"},
+        "collections": [
+            {"slug": "authors", "name": "Authors", "fields": [
+                {"name": "name", "type": "string", "settings": {"required": true}},
+                {"name": "email", "type": "string", "settings": {}}
+            ]},
+            {"slug": "tags", "name": "Tags", "fields": [
+                {"name": "label", "type": "string", "settings": {}}
+            ]},
+            {"slug": "articles", "name": "Articles", "fields": [
+                {"name": "title", "type": "string", "translatable": true, "settings": {"required": true}},
+                {"name": "status", "type": "select", "settings": {"options": ["draft", "published"]}},
+                {"name": "views", "type": "number", "settings": {}},
+                {"name": "cover", "type": "image", "settings": {}},
+                {"name": "author", "type": "many_to_one", "settings": {"related_collection": "authors"}},
+                {"name": "tags", "type": "many_to_many", "settings": {"related_collection": "tags"}},
+                {"name": "internal_notes", "type": "textarea", "settings": {}}
+            ]}
+        ],
+        "roles": [
+            {"name": "public", "collection_permissions": {
+                "articles": {"read": true, "rules": {
+                    "fields": {"internal_notes": {"read": false}},
+                    "item_filter": {"status": {"_eq": "published"}}
+                }},
+                "authors": {"read": true}
+            }, "file_permissions": {"read": true}},
+            {"name": "editor", "collection_permissions": {
+                "articles": {"create": true, "read": true, "update": true, "delete": true, "rules": {
+                    "fields": {"internal_notes": {"read": false, "create": false, "update": false}}
+                }},
+                "authors": {"read": true, "create": true},
+                "tags": {"read": true}
+            }, "file_permissions": {"read": true, "create": true}}
+        ],
+        "api_keys": [
+            {"name": "editor-key", "role": "editor"},
+            {"name": "reader-key", "role": "reader"},
+            {"name": "admin-key", "role": "super-admin"}
+        ],
+        "items": {
+            "authors": [{"data": {"name": "Ada", "email": "ada@example.com"}}],
+            "tags": [{"data": {"label": "rust"}}, {"data": {"label": "cms"}}],
+            "articles": [
+                {"data": {"title": {"en": "Hello", "de": "Hallo"}, "status": "published", "views": 10, "author": 1, "tags": [1, 2], "internal_notes": "secret"}},
+                {"data": {"title": {"en": "Draft"}, "status": "draft", "views": 5, "internal_notes": "wip"}}
+            ]
+        }
+    })
+}
+
+/// As [`TestApp::with_config`], but every SQL statement the app's connection runs bumps the
+/// returned counter (sea-orm's metric callback, installed before the state is built). Setup
+/// done through `app.db.conn` is not counted.
+pub async fn with_statement_counter(
+    manifest: Value,
+    mut config: HttpConfig,
+) -> (TestApp, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let db = TestDb::new().await.unwrap();
+    vellum_storage::access::seed_system(&db.conn).await.unwrap();
+    let report = vellum_manifest::apply(&db.conn, &manifest)
+        .await
+        .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
+    let counter = Arc::new(AtomicUsize::new(0));
+    let mut conn = db.conn.clone();
+    let counted = Arc::clone(&counter);
+    conn.set_metric_callback(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+    });
+    config.base_url = BASE_URL.to_owned();
+    let state = AppState::new(conn, config).await.unwrap();
+    let app = TestApp {
+        db,
+        state,
+        keys: report.api_keys,
+    };
+    (app, counter)
+}
