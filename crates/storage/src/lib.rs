@@ -63,6 +63,15 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
     options
         .connect_timeout(std::time::Duration::from_secs(5))
         .acquire_timeout(std::time::Duration::from_secs(5));
+    // sea-orm gives SQLite a single connection unless told otherwise, which serializes every
+    // request behind one query at a time. In WAL mode readers run in parallel (writers still
+    // take turns through `BEGIN IMMEDIATE` and the busy timeout), so a file database gets a
+    // few connections per core. An in-memory database must stay on one: each connection
+    // would open its own empty database.
+    if scheme == "sqlite" && !url.contains(":memory:") && !url.contains("mode=memory") {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        options.max_connections(u32::try_from(cores * 4).unwrap_or(16).clamp(4, 32));
+    }
     // Statements are traced by the repositories with their ids; sqlx's own per-statement INFO
     // lines would flood the log and may carry bound values.
     options.sqlx_logging(false);
