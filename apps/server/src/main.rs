@@ -88,6 +88,14 @@ struct Config {
     #[arg(long, env = "VELLUM_JSON_LIMIT", default_value_t = 2 * 1024 * 1024)]
     json_limit: usize,
 
+    /// JPEG quality of image transform outputs (1 to 100).
+    #[arg(long, env = "VELLUM_JPEG_QUALITY", default_value_t = 82, value_parser = clap::value_parser!(u8).range(1..=100))]
+    jpeg_quality: u8,
+
+    /// Largest image (width x height, in pixels) a transform decodes; larger ones get 422.
+    #[arg(long, env = "VELLUM_MAX_IMAGE_PIXELS", default_value_t = 50_000_000)]
+    max_image_pixels: u64,
+
     /// HTTP worker threads [default: one per CPU core].
     #[arg(long, env = "VELLUM_WORKERS")]
     workers: Option<usize>,
@@ -197,6 +205,8 @@ impl Config {
             cors_origins,
             trusted_proxies: self.trusted_proxies.clone(),
             json_limit: self.json_limit,
+            jpeg_quality: self.jpeg_quality,
+            max_image_pixels: self.max_image_pixels,
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -220,7 +230,10 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     if cli.demo {
         demo(&db, &config.base_url(), &config.files_dir).await?;
     }
-    let state = vellum_http::AppState::new(db, config.http()?).await?;
+    let blobs = std::sync::Arc::new(vellum_storage::blob::ObjectBlobStore::local(
+        &config.files_dir,
+    )?);
+    let state = vellum_http::AppState::with_blobs(db, config.http()?, blobs).await?;
     let mut server =
         actix_web::HttpServer::new(move || vellum_http::app(state.clone())).shutdown_timeout(30);
     if let Some(workers) = config.workers {
@@ -382,6 +395,8 @@ mod tests {
             trusted_proxies: Vec::new(),
             cors_origins: Vec::new(),
             json_limit: 1024,
+            jpeg_quality: 82,
+            max_image_pixels: 1,
             workers: None,
         };
         assert_eq!(config.base_url(), "http://127.0.0.1:8080");

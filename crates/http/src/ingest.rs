@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
-use vellum_imaging::{PROBE_BYTES, probe};
-use vellum_storage::blob::BlobStore;
+use vellum_imaging::{PROBE_BYTES, Probe, probe};
+use vellum_storage::blob::{BlobStore, StoredBlob};
 use vellum_storage::files::{NewFile, StoredFile, create_file};
 use vellum_storage::{DatabaseConnection, StorageError};
 
@@ -23,18 +23,22 @@ pub struct Upload {
     pub limit: Option<u64>,
 }
 
-/// Streams `body` into `blobs` and records the file.
+/// An upload's bytes, stored, with what its first bytes say it is.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub blob: StoredBlob,
+    pub probe: Probe,
+}
+
+/// Streams `body` into `blobs` (at most `limit` bytes), keeping its head aside for [`probe`].
 ///
 /// # Errors
-/// [`StorageError::TooLarge`] past the limit (nothing kept), a blob store or database error; when
-/// the row cannot be written the blob just stored is deleted again, unless another file already
-/// shares its content.
-pub async fn ingest(
-    db: &DatabaseConnection,
+/// [`StorageError::TooLarge`] past the limit (nothing kept), or a blob store error.
+pub async fn receive(
     blobs: &dyn BlobStore,
-    upload: Upload,
     body: BoxStream<'_, Result<Bytes, std::io::Error>>,
-) -> Result<StoredFile, StorageError> {
+    limit: Option<u64>,
+) -> Result<Received, StorageError> {
     let head = Arc::new(Mutex::new(Vec::with_capacity(8 * 1024)));
     let sink = Arc::clone(&head);
     let body = body
@@ -51,36 +55,73 @@ pub async fn ingest(
             chunk
         })
         .boxed();
-    let stored = blobs.put_stream(body, upload.limit).await?;
-    let info = {
+    let blob = blobs.put_stream(body, limit).await?;
+    let probe = {
         let head = head
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         probe(&head)
     };
+    Ok(Received { blob, probe })
+}
+
+/// Deletes a received blob that no file row uses (content addressing: another file may share it).
+pub async fn discard(db: &DatabaseConnection, blobs: &dyn BlobStore, received: &Received) {
+    let key = &received.blob.key;
+    match vellum_storage::files::blob_in_use(db, key).await {
+        Ok(false) => {
+            if let Err(err) = blobs.delete(key).await {
+                tracing::warn!(error = %crate::error::error_chain(&err), "could not delete an unused upload");
+            }
+        }
+        Ok(true) => {}
+        Err(err) => {
+            tracing::warn!(error = %crate::error::error_chain(&err), "could not check an upload's blob");
+        }
+    }
+}
+
+/// Writes the `files` row of a received upload; on failure the blob is discarded.
+///
+/// # Errors
+/// A database error, or [`StorageError::Conflict`] for a parent that is not a live folder.
+pub async fn record(
+    db: &DatabaseConnection,
+    blobs: &dyn BlobStore,
+    received: Received,
+    upload: Upload,
+) -> Result<StoredFile, StorageError> {
     let new = NewFile {
         parent_id: upload.parent_id,
         filename: upload.filename,
-        mime_type: Some(info.mime_type),
-        extension: info.extension,
-        filesize: i64::try_from(stored.size).ok(),
-        width: info.width.and_then(|w| i32::try_from(w).ok()),
-        height: info.height.and_then(|h| i32::try_from(h).ok()),
-        content_hash: Some(stored.sha256.clone()),
-        storage_key: Some(stored.key.clone()),
+        mime_type: Some(received.probe.mime_type.clone()),
+        extension: received.probe.extension.clone(),
+        filesize: i64::try_from(received.blob.size).ok(),
+        width: received.probe.width.and_then(|w| i32::try_from(w).ok()),
+        height: received.probe.height.and_then(|h| i32::try_from(h).ok()),
+        content_hash: Some(received.blob.sha256.clone()),
+        storage_key: Some(received.blob.key.clone()),
         title: upload.title,
     };
     match create_file(db, new).await {
         Ok(file) => Ok(file),
         Err(err) => {
-            // Content addressing means another file may use the same blob; only an orphan goes.
-            if !vellum_storage::files::blob_in_use(db, &stored.key)
-                .await
-                .unwrap_or(true)
-            {
-                let _ = blobs.delete(&stored.key).await;
-            }
+            discard(db, blobs, &received).await;
             Err(err)
         }
     }
+}
+
+/// Streams `body` into `blobs` and records the file ([`receive`] then [`record`]).
+///
+/// # Errors
+/// As [`receive`] and [`record`].
+pub async fn ingest(
+    db: &DatabaseConnection,
+    blobs: &dyn BlobStore,
+    upload: Upload,
+    body: BoxStream<'_, Result<Bytes, std::io::Error>>,
+) -> Result<StoredFile, StorageError> {
+    let received = receive(blobs, body, upload.limit).await?;
+    record(db, blobs, received, upload).await
 }

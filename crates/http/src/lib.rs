@@ -61,6 +61,13 @@ pub fn app(
                 .service(routes::items::show)
                 .service(routes::items::update)
                 .service(routes::items::destroy)
+                .service(routes::files::list)
+                .service(routes::files::upload)
+                .service(routes::files::show)
+                .service(routes::files::update)
+                .service(routes::files::destroy)
+                .service(routes::files::content)
+                .service(routes::files::transform)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

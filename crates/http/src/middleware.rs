@@ -141,7 +141,8 @@ fn decorate(headers: &mut actix_web::http::header::HeaderMap, allow: Option<&All
     }
 }
 
-/// The public API response cache for GET requests under `/api/v1/collections`, after
+/// The public API response cache for GET requests under `/api/v1/collections` (never file
+/// bytes, which stream and carry their own validators), after
 /// authentication: the key holds the role, so roles never share entries, and the epoch makes the
 /// first read after any write a miss. `x-cache: hit|miss` says which it was.
 pub async fn response_cache(
@@ -150,7 +151,8 @@ pub async fn response_cache(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let role = req.extensions().get::<Actor>().map(|a| a.role.name.clone());
-    let (Some(state), Some(role), true) = (state, role, req.method() == Method::GET) else {
+    let cacheable = req.method() == Method::GET && req.path().starts_with("/api/v1/collections");
+    let (Some(state), Some(role), true) = (state, role, cacheable) else {
         return next
             .call(req)
             .await

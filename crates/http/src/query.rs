@@ -75,7 +75,7 @@ pub fn pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn first<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(crate) fn first<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
         .find(|(k, _)| k == key)
@@ -140,6 +140,14 @@ pub fn parse_read(query: &str, locales: &ContentLocales) -> Result<ReadQuery, Ap
     let mut errors = ValidationErrors::new();
     let read = read_part(&pairs, locales, &mut errors);
     errors.into_result(read).map_err(ApiError::Invalid)
+}
+
+/// `page` and `per_page`, with their defaults and bounds.
+pub(crate) fn parse_page(pairs: &[(String, String)], errors: &mut ValidationErrors) -> (u64, u64) {
+    (
+        parse_bounded(pairs, "page", 1, u64::MAX, errors),
+        parse_bounded(pairs, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE, errors),
+    )
 }
 
 fn parse_bounded(

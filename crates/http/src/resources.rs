@@ -118,3 +118,30 @@ pub fn collection_resource(collection: &Collection, fields: &FieldPolicy) -> Val
     }
     out
 }
+
+/// The spec's FileResource: all eighteen keys. `access` is the effective visibility (the stored
+/// value may be null, meaning "inherit").
+#[must_use]
+pub fn file_resource(base_url: &str, file: &StoredFile) -> Value {
+    let (url, transforms) = file_urls(base_url, file);
+    json!({
+        "id": file.id,
+        "parent_id": file.parent_id,
+        "type": file.kind.as_str(),
+        "access": file.effective.as_str(),
+        "filename": file.filename,
+        "title": file.title,
+        "description": file.description,
+        "mime_type": file.mime_type,
+        "extension": file.extension,
+        "filesize": file.filesize,
+        "width": file.width,
+        "height": file.height,
+        "focal_point_x": file.focal_point_x,
+        "focal_point_y": file.focal_point_y,
+        "url": url,
+        "transforms": transforms,
+        "created_at": timestamp(file.created_at),
+        "updated_at": timestamp(file.updated_at),
+    })
+}

@@ -15,6 +15,7 @@ use ipnet::IpNet;
 use vellum_domain::{ContentLocales, HashKey};
 use vellum_policy::{CorsOrigins, KeyId, OriginAllowlist, Role};
 use vellum_storage::access::FoundKey;
+use vellum_storage::blob::{BlobStore, ObjectBlobStore};
 use vellum_storage::collections::Collection;
 use vellum_storage::project::ProjectSettings;
 use vellum_storage::{DatabaseConnection, StorageError};
@@ -37,6 +38,10 @@ pub struct HttpConfig {
     pub snapshot_ttl: Duration,
     /// The largest JSON request body accepted (413 above).
     pub json_limit: usize,
+    /// JPEG quality of transform outputs (1 to 100).
+    pub jpeg_quality: u8,
+    /// The largest image (width x height) a transform will decode; larger ones get 422.
+    pub max_image_pixels: u64,
 }
 
 impl Default for HttpConfig {
@@ -48,6 +53,8 @@ impl Default for HttpConfig {
             trusted_proxies: Vec::new(),
             snapshot_ttl: Duration::from_secs(5),
             json_limit: 2 * 1024 * 1024,
+            jpeg_quality: 82,
+            max_image_pixels: 50_000_000,
         }
     }
 }
@@ -175,6 +182,9 @@ struct Inner {
     config: HttpConfig,
     cache: Arc<dyn ResponseCache>,
     epoch: Arc<dyn Epoch>,
+    blobs: Arc<dyn BlobStore>,
+    /// One lock per transform being computed, so concurrent first requests resize once.
+    transforms_in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     snapshot: RwLock<Arc<Snapshot>>,
     /// Held while the snapshot is rebuilt, so concurrent requests wait for one rebuild instead of
     /// each running their own.
@@ -187,20 +197,33 @@ struct Inner {
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
 
 impl AppState {
-    /// State with the in-process cache and epoch (or no cache when `config.cache` is false).
+    /// State with the in-process cache and epoch (or no cache when `config.cache` is false) and an
+    /// in-memory blob store (tests; the server passes its own with [`AppState::with_blobs`]).
     ///
     /// # Errors
     /// When the project cannot be read from the database.
     pub async fn new(db: DatabaseConnection, config: HttpConfig) -> Result<Self, StorageError> {
+        Self::with_blobs(db, config, Arc::new(ObjectBlobStore::in_memory())).await
+    }
+
+    /// As [`AppState::new`], storing files' bytes in `blobs`.
+    ///
+    /// # Errors
+    /// When the project cannot be read from the database.
+    pub async fn with_blobs(
+        db: DatabaseConnection,
+        config: HttpConfig,
+        blobs: Arc<dyn BlobStore>,
+    ) -> Result<Self, StorageError> {
         let cache: Arc<dyn ResponseCache> = if config.cache {
             Arc::new(MemoryCache::default())
         } else {
             Arc::new(NoCache)
         };
-        Self::with_backends(db, config, cache, Arc::new(LocalEpoch::default())).await
+        Self::with_backends(db, config, cache, Arc::new(LocalEpoch::default()), blobs).await
     }
 
-    /// State over a given cache and epoch (a shared backend for several replicas).
+    /// State over a given cache, epoch and blob store (shared backends for several replicas).
     ///
     /// # Errors
     /// When the project cannot be read from the database.
@@ -209,6 +232,7 @@ impl AppState {
         config: HttpConfig,
         cache: Arc<dyn ResponseCache>,
         epoch: Arc<dyn Epoch>,
+        blobs: Arc<dyn BlobStore>,
     ) -> Result<Self, StorageError> {
         let current = epoch.current().await;
         let snapshot = Snapshot::load(&db, current).await?;
@@ -218,6 +242,8 @@ impl AppState {
                 config,
                 cache,
                 epoch,
+                blobs,
+                transforms_in_flight: Mutex::new(HashMap::new()),
                 snapshot: RwLock::new(Arc::new(snapshot)),
                 rebuilding: tokio::sync::Mutex::new(()),
                 touched: Mutex::new(HashMap::new()),
@@ -233,6 +259,35 @@ impl AppState {
     #[must_use]
     pub fn config(&self) -> &HttpConfig {
         &self.inner.config
+    }
+
+    #[must_use]
+    pub fn blobs(&self) -> &dyn BlobStore {
+        self.inner.blobs.as_ref()
+    }
+
+    /// The lock for computing transform `key`; callers hold it while they check for a stored
+    /// output and compute it, then call [`AppState::transform_done`].
+    pub(crate) fn transform_lock(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self
+            .inner
+            .transforms_in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(map.entry(key.to_owned()).or_default())
+    }
+
+    /// Forgets the lock of `key` once nobody else waits on it.
+    pub(crate) fn transform_done(&self, key: &str, lock: &Arc<tokio::sync::Mutex<()>>) {
+        let mut map = self
+            .inner
+            .transforms_in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The map's reference and the caller's: nobody else holds or waits for it.
+        if Arc::strong_count(lock) <= 2 {
+            map.remove(key);
+        }
     }
 
     pub(crate) fn cache(&self) -> &dyn ResponseCache {

@@ -1,13 +1,19 @@
 //! Vellum's image handling: probing uploaded files and producing transform variants.
 //!
 //! [`probe`] sniffs the format from the bytes and reads image dimensions from the header alone.
-//! Transforms (planned: issue 8) render the presets of the operator contract (`thumbnail`,
-//! `small`, `medium`, `large`, `size-N`) without ever upscaling, with limits checked before
-//! decoding.
+//! [`transform`] renders the presets of the operator contract ([`Preset`]: `thumbnail`, `small`,
+//! `medium`, `large`, `size-N`) in the source's format, without ever upscaling, with the pixel
+//! limit checked from the header before decoding (see the `transform` module for the pipeline).
 //!
 //! This crate must never know about HTTP, the database, access rules or where blobs are stored: it
 //! turns bytes and a transform request into bytes, and nothing else.
 
+mod error;
+mod preset;
 mod probe;
+mod transform;
 
+pub use error::ImagingError;
+pub use preset::{FocalPoint, MAX_SIZE, Preset, THUMBNAIL_SIDE};
 pub use probe::{PROBE_BYTES, Probe, probe};
+pub use transform::{TransformOptions, Transformed, transform};

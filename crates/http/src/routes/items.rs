@@ -247,7 +247,7 @@ fn parse_id(raw: &str) -> Result<i64, ApiError> {
 /// Reads a request body up to `limit` bytes; a larger one (by `Content-Length` or as it arrives)
 /// is refused with 413 before it is buffered. Read after the grant check, so a role that may not
 /// write gets 403 whatever it sends.
-async fn read_body(
+pub(crate) async fn read_body(
     mut payload: web::Payload,
     limit: usize,
     req: &HttpRequest,

@@ -235,3 +235,166 @@ pub async fn with_statement_counter(
     };
     (app, counter)
 }
+
+/// The boundary of every multipart body [`multipart`] builds.
+pub const BOUNDARY: &str = "vellum-test-boundary-7MA4YWxkTrZu0gW";
+
+/// One part of a `multipart/form-data` body.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub name: String,
+    pub filename: Option<String>,
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+impl Part {
+    /// The `file` part, with the file name and content type a client would send.
+    pub fn file(filename: &str, content_type: &str, bytes: &[u8]) -> Self {
+        Self {
+            name: "file".to_owned(),
+            filename: Some(filename.to_owned()),
+            content_type: Some(content_type.to_owned()),
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    /// A plain text part (`name`, `parent_id`, …).
+    pub fn text(name: &str, value: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            filename: None,
+            content_type: None,
+            bytes: value.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// A `multipart/form-data` body with [`BOUNDARY`], built by hand.
+pub fn multipart(parts: &[Part]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for part in parts {
+        body.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
+        let mut disposition = format!("Content-Disposition: form-data; name=\"{}\"", part.name);
+        if let Some(filename) = &part.filename {
+            disposition.push_str(&format!("; filename=\"{filename}\""));
+        }
+        body.extend_from_slice(disposition.as_bytes());
+        body.extend_from_slice(b"\r\n");
+        if let Some(content_type) = &part.content_type {
+            body.extend_from_slice(format!("Content-Type: {content_type}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(&part.bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+impl TestApp {
+    /// `req` with `Authorization: Bearer <key named key>` (None: unchanged, anonymous).
+    pub fn authed(&self, req: TestRequest, key: Option<&str>) -> TestRequest {
+        match key {
+            Some(key) => {
+                let secret = self.key(key).to_owned();
+                req.insert_header(("authorization", format!("Bearer {secret}")))
+            }
+            None => req,
+        }
+    }
+
+    /// `POST /api/v1/files` with a multipart body of `parts`, as key `key` (None: anonymous).
+    pub async fn upload(&self, key: Option<&str>, parts: &[Part]) -> Response {
+        let req = Self::request(Method::POST, "/api/v1/files")
+            .insert_header((
+                "content-type",
+                format!("multipart/form-data; boundary={BOUNDARY}"),
+            ))
+            .set_payload(multipart(parts));
+        self.send(self.authed(req, key)).await
+    }
+
+    /// Uploads one file as `key` and returns its FileResource (asserting 201).
+    pub async fn upload_file(&self, key: Option<&str>, filename: &str, bytes: &[u8]) -> Value {
+        let res = self
+            .upload(
+                key,
+                &[Part::file(filename, "application/octet-stream", bytes)],
+            )
+            .await;
+        assert_eq!(
+            res.status,
+            StatusCode::CREATED,
+            "upload of {filename}: {:?}",
+            String::from_utf8_lossy(&res.body)
+        );
+        res.json()["data"].clone()
+    }
+
+    /// GET `path` as `key` (None: anonymous) with extra request headers.
+    pub async fn get_with(
+        &self,
+        key: Option<&str>,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Response {
+        let mut req = Self::request(Method::GET, path);
+        for (name, value) in headers {
+            req = req.insert_header(((*name).to_owned(), (*value).to_owned()));
+        }
+        self.send(self.authed(req, key)).await
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The content-addressed blob key of `bytes` (`sha256/<first 2 hex>/<full hex>`).
+pub fn blob_key(bytes: &[u8]) -> String {
+    let hex = sha256_hex(bytes);
+    format!("sha256/{}/{hex}", &hex[..2])
+}
+
+/// A `width` x `height` RGB image with gradients in every channel (so resizes and crops show).
+pub fn test_image(width: u32, height: u32) -> image::RgbImage {
+    image::RgbImage::from_fn(width, height, |x, y| {
+        image::Rgb([
+            u8::try_from(x * 255 / width.max(1)).unwrap_or(255),
+            u8::try_from(y * 255 / height.max(1)).unwrap_or(255),
+            u8::try_from((x + y) % 256).unwrap_or(0),
+        ])
+    })
+}
+
+/// `img` encoded as `format`.
+pub fn encode(img: &image::RgbImage, format: image::ImageFormat) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    match format {
+        // GIF and WebP encoders want RGBA.
+        image::ImageFormat::Gif | image::ImageFormat::WebP => {
+            image::DynamicImage::ImageRgb8(img.clone())
+                .to_rgba8()
+                .write_to(&mut out, format)
+                .unwrap();
+        }
+        _ => img.write_to(&mut out, format).unwrap(),
+    }
+    out.into_inner()
+}
+
+/// A `width` x `height` PNG.
+pub fn png(width: u32, height: u32) -> Vec<u8> {
+    encode(&test_image(width, height), image::ImageFormat::Png)
+}
+
+/// A `width` x `height` JPEG.
+pub fn jpeg(width: u32, height: u32) -> Vec<u8> {
+    encode(&test_image(width, height), image::ImageFormat::Jpeg)
+}

@@ -1,0 +1,394 @@
+//! `GET /files/{id}/content`: the original bytes, their headers (`Content-Type`,
+//! `Content-Length`, `ETag`, `Cache-Control`, `Last-Modified`, `Content-Disposition`),
+//! `If-None-Match`, `Range`, active content never served inline, and the grant mapping.
+
+use std::str::FromStr as _;
+
+use actix_web::http::header::HttpDate;
+use actix_web::http::{Method, StatusCode};
+use serde_json::json;
+use vellum_storage::files::Visibility;
+
+use crate::files::{
+    assert_forbidden, assert_not_found, file_path, folder, id_of, opaque_bytes, project, set_access,
+};
+use crate::support::{Part, Response, TestApp, png, sha256_hex};
+
+fn content_path(id: i64) -> String {
+    format!("{}/content", file_path(id))
+}
+
+/// Uploads `bytes` as `filename` into `parent` (as super-admin) and returns the new id.
+async fn upload_into(app: &TestApp, parent: Option<i64>, filename: &str, bytes: &[u8]) -> i64 {
+    let mut parts = vec![Part::file(filename, "application/octet-stream", bytes)];
+    if let Some(parent) = parent {
+        parts.push(Part::text("parent_id", &parent.to_string()));
+    }
+    let res = app.upload(Some("admin-key"), &parts).await;
+    assert_eq!(
+        res.status,
+        StatusCode::CREATED,
+        "{:?}",
+        String::from_utf8_lossy(&res.body)
+    );
+    id_of(&res.json()["data"])
+}
+
+fn assert_ok(res: &Response, what: &str) {
+    assert_eq!(
+        res.status,
+        StatusCode::OK,
+        "{what}: {:?}",
+        String::from_utf8_lossy(&res.body)
+    );
+}
+
+#[actix_web::test]
+async fn content_is_the_original_bytes_with_type_length_and_validators() {
+    let app = TestApp::new(project()).await;
+    let image = png(300, 200);
+    let opaque = opaque_bytes(4321, 1);
+    // Larger than one 5 MiB blob part, so the stream crosses part boundaries.
+    let big = opaque_bytes(6 * 1024 * 1024 + 17, 2);
+    for (bytes, filename, mime) in [
+        (&image, "pic.png", "image/png"),
+        (&opaque, "data.bin", "application/octet-stream"),
+        (&big, "big.bin", "application/octet-stream"),
+    ] {
+        let id = upload_into(&app, None, filename, bytes).await;
+        for key in [None, Some("viewer-key")] {
+            let res = app.get_with(key, &content_path(id), &[]).await;
+            assert_ok(&res, filename);
+            assert_eq!(res.body.len(), bytes.len(), "{filename}");
+            assert_eq!(
+                sha256_hex(&res.body),
+                sha256_hex(bytes),
+                "{filename}: identical bytes"
+            );
+            assert_eq!(res.header("content-type"), Some(mime), "{filename}");
+            assert_eq!(
+                res.header("content-length"),
+                Some(bytes.len().to_string().as_str()),
+                "{filename}"
+            );
+            let etag = res
+                .header("etag")
+                .unwrap_or_else(|| panic!("{filename}: no ETag"));
+            assert!(
+                etag.len() > 2 && etag.starts_with('"') && etag.ends_with('"'),
+                "{filename}: a strong, quoted ETag: {etag}"
+            );
+            let cache = res.header("cache-control").unwrap_or_default();
+            assert!(cache.starts_with("public"), "{filename}: {cache}");
+            let modified = res
+                .header("last-modified")
+                .unwrap_or_else(|| panic!("{filename}: no Last-Modified"));
+            HttpDate::from_str(modified).unwrap_or_else(|e| panic!("{modified}: {e}"));
+            assert_eq!(res.header("x-content-type-options"), Some("nosniff"));
+            assert_eq!(res.header("accept-ranges"), Some("bytes"));
+            assert_eq!(res.header("content-range"), None);
+            assert!(
+                !res.header("content-disposition")
+                    .unwrap_or_default()
+                    .contains("filename"),
+                "{filename}: no download name without download_name"
+            );
+        }
+    }
+}
+
+#[actix_web::test]
+async fn private_content_is_never_publicly_cacheable() {
+    let app = TestApp::new(project()).await;
+    let vault = folder(&app, None, "vault", Some(Visibility::Private)).await;
+    let bytes = png(10, 10);
+    let id = upload_into(&app, Some(vault), "p.png", &bytes).await;
+    for key in ["private-key", "privonly-key", "admin-key"] {
+        let res = app.get_as(key, &content_path(id)).await;
+        assert_ok(&res, key);
+        assert_eq!(res.body, bytes);
+        let cache = res
+            .header("cache-control")
+            .unwrap_or_else(|| panic!("{key}: no Cache-Control"));
+        assert!(!cache.contains("public"), "{key}: {cache}");
+        // A 304 is no more cacheable than the 200.
+        let etag = res.header("etag").unwrap().to_owned();
+        let res = app
+            .get_with(Some(key), &content_path(id), &[("if-none-match", &etag)])
+            .await;
+        assert_eq!(res.status, StatusCode::NOT_MODIFIED);
+        assert!(
+            !res.header("cache-control")
+                .unwrap_or_default()
+                .contains("public")
+        );
+    }
+    // Once its folder is public, so is the file's cache policy.
+    set_access(&app, vault, Some(Visibility::Public)).await;
+    let res = app.get(&content_path(id)).await;
+    assert_ok(&res, "public now");
+    assert!(
+        res.header("cache-control")
+            .unwrap_or_default()
+            .starts_with("public")
+    );
+}
+
+#[actix_web::test]
+async fn if_none_match_with_the_etag_is_304_with_an_empty_body() {
+    let app = TestApp::new(project()).await;
+    let bytes = png(50, 40);
+    let id = upload_into(&app, None, "e.png", &bytes).await;
+    let first = app.get(&content_path(id)).await;
+    assert_ok(&first, "first");
+    let etag = first.header("etag").unwrap().to_owned();
+    for header in [
+        etag.clone(),
+        format!("W/{etag}"),
+        format!("\"other\", {etag}"),
+        "*".to_owned(),
+    ] {
+        let res = app
+            .get_with(None, &content_path(id), &[("if-none-match", &header)])
+            .await;
+        assert_eq!(
+            res.status,
+            StatusCode::NOT_MODIFIED,
+            "If-None-Match: {header}"
+        );
+        assert!(res.body.is_empty(), "{header}: {:?}", res.body);
+        assert_eq!(res.header("etag"), Some(etag.as_str()), "{header}");
+    }
+    let res = app
+        .get_with(
+            None,
+            &content_path(id),
+            &[("if-none-match", "\"something-else\"")],
+        )
+        .await;
+    assert_ok(&res, "other etag");
+    assert_eq!(res.body, bytes);
+    // Other content has another validator, which does not match.
+    let other = upload_into(&app, None, "other.png", &png(51, 40)).await;
+    let res = app.get(&content_path(other)).await;
+    assert_ne!(res.header("etag"), Some(etag.as_str()));
+    let res = app
+        .get_with(None, &content_path(other), &[("if-none-match", &etag)])
+        .await;
+    assert_ok(&res, "another file's etag");
+}
+
+#[actix_web::test]
+async fn ranges_are_honoured() {
+    let app = TestApp::new(project()).await;
+    let bytes = opaque_bytes(1000, 3);
+    let size = bytes.len();
+    let id = upload_into(&app, None, "r.bin", &bytes).await;
+    for (range, start, end) in [
+        ("bytes=0-9", 0, 9),
+        ("bytes=-5", size - 5, size - 1),
+        ("bytes=990-", 990, size - 1),
+        ("bytes=5-5", 5, 5),
+        ("bytes=900-5000", 900, size - 1),
+        ("bytes=-5000", 0, size - 1),
+    ] {
+        let res = app
+            .get_with(None, &content_path(id), &[("range", range)])
+            .await;
+        assert_eq!(
+            res.status,
+            StatusCode::PARTIAL_CONTENT,
+            "{range}: {:?}",
+            String::from_utf8_lossy(&res.body)
+        );
+        assert_eq!(
+            res.header("content-range"),
+            Some(format!("bytes {start}-{end}/{size}").as_str()),
+            "{range}"
+        );
+        assert_eq!(res.body, bytes[start..=end], "{range}");
+        assert_eq!(
+            res.header("content-length"),
+            Some((end - start + 1).to_string().as_str()),
+            "{range}"
+        );
+        assert_eq!(res.header("content-type"), Some("application/octet-stream"));
+        assert!(res.header("etag").is_some(), "{range}");
+    }
+    let res = app
+        .get_with(None, &content_path(id), &[("range", "bytes=0-9")])
+        .await;
+    assert_eq!(res.body.len(), 10);
+
+    for range in ["bytes=1000-", "bytes=1000-1005", "bytes=5000-6000"] {
+        let res = app
+            .get_with(None, &content_path(id), &[("range", range)])
+            .await;
+        assert_eq!(res.status, StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
+        assert_eq!(
+            res.header("content-range"),
+            Some(format!("bytes */{size}").as_str()),
+            "{range}"
+        );
+    }
+    // A Range the server does not understand is ignored: the whole content.
+    let res = app
+        .get_with(None, &content_path(id), &[("range", "lines=0-9")])
+        .await;
+    assert_ok(&res, "unknown unit");
+    assert_eq!(res.body, bytes);
+}
+
+#[actix_web::test]
+async fn download_name_makes_an_attachment_of_that_name() {
+    let app = TestApp::new(project()).await;
+    let id = upload_into(&app, None, "stored-name.png", &png(4, 4)).await;
+    let res = app
+        .json(
+            Method::PATCH,
+            Some("admin-key"),
+            &file_path(id),
+            json!({"download_name": "Quarterly Report.png"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.json());
+    let res = app.get(&content_path(id)).await;
+    assert_ok(&res, "with download_name");
+    let disposition = res.header("content-disposition").unwrap_or_default();
+    assert!(
+        disposition.starts_with("attachment; filename=\"Quarterly Report.png\""),
+        "{disposition}"
+    );
+    // A ranged response carries it too.
+    let res = app
+        .get_with(None, &content_path(id), &[("range", "bytes=0-3")])
+        .await;
+    assert_eq!(res.status, StatusCode::PARTIAL_CONTENT);
+    assert!(
+        res.header("content-disposition")
+            .unwrap_or_default()
+            .starts_with("attachment")
+    );
+
+    // Non-ASCII names survive (RFC 6266 / 5987) and quotes cannot break out of the parameter.
+    for name in ["Bericht-ä.png", "say \"hi\".png"] {
+        let res = app
+            .json(
+                Method::PATCH,
+                Some("admin-key"),
+                &file_path(id),
+                json!({"download_name": name}),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{name}: {:?}", res.json());
+        let res = app.get(&content_path(id)).await;
+        let disposition = res.header("content-disposition").unwrap_or_default();
+        assert!(
+            disposition.starts_with("attachment; filename=\""),
+            "{name}: {disposition}"
+        );
+        let plain = disposition
+            .trim_start_matches("attachment; filename=\"")
+            .split('"')
+            .next()
+            .unwrap();
+        assert!(
+            !plain.contains('\\') && plain.is_ascii(),
+            "{name}: {disposition}"
+        );
+    }
+    let res = app.get(&content_path(id)).await;
+    let disposition = res.header("content-disposition").unwrap_or_default();
+    assert_eq!(disposition.matches('"').count(), 2, "{disposition}");
+
+    // Cleared: no attachment for an image any more.
+    app.json(
+        Method::PATCH,
+        Some("admin-key"),
+        &file_path(id),
+        json!({"download_name": null}),
+    )
+    .await;
+    let res = app.get(&content_path(id)).await;
+    assert!(
+        !res.header("content-disposition")
+            .unwrap_or_default()
+            .starts_with("attachment"),
+        "{:?}",
+        res.header("content-disposition")
+    );
+}
+
+#[actix_web::test]
+async fn html_and_svg_uploads_are_never_served_inline() {
+    let app = TestApp::new(project()).await;
+    let cases: [(&str, &[u8]); 4] = [
+        ("page.html", b"<!DOCTYPE html><html><body><script>alert(1)</script></body></html>"),
+        ("lower.htm", b"<html><head></head><body onload=\"alert(1)\">x</body></html>"),
+        (
+            "icon.svg",
+            b"<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"><script>alert(2)</script></svg>",
+        ),
+        ("bare.svg", b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(3)</script></svg>"),
+    ];
+    for (filename, bytes) in cases {
+        let id = upload_into(&app, None, filename, bytes).await;
+        let res = app.get(&content_path(id)).await;
+        assert_ok(&res, filename);
+        assert_eq!(res.body, bytes, "{filename}");
+        assert_eq!(
+            res.header("x-content-type-options"),
+            Some("nosniff"),
+            "{filename}"
+        );
+        let content_type = res
+            .header("content-type")
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let disposition = res.header("content-disposition").unwrap_or_default();
+        let renderable = content_type.contains("html")
+            || content_type.contains("xml")
+            || content_type.contains("svg")
+            || content_type.contains("javascript");
+        assert!(
+            disposition.starts_with("attachment") || !renderable,
+            "{filename} would render inline: Content-Type {content_type:?}, Content-Disposition {disposition:?}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn content_is_403_and_404_like_show() {
+    let app = TestApp::new(project()).await;
+    let vault = folder(&app, None, "vault", Some(Visibility::Private)).await;
+    let public = upload_into(&app, None, "pub.png", &png(3, 3)).await;
+    let private = upload_into(&app, Some(vault), "priv.png", &png(4, 4)).await;
+    let gone = upload_into(&app, None, "gone.png", &png(5, 5)).await;
+    assert_eq!(
+        app.delete(Some("admin-key"), &file_path(gone)).await.status,
+        StatusCode::NO_CONTENT
+    );
+
+    for key in ["viewer-key", "nofiles-key", "creator-key"] {
+        assert_forbidden(&app.get_as(key, &content_path(private)).await, key);
+    }
+    assert_forbidden(&app.get(&content_path(private)).await, "anonymous, private");
+    for key in ["privonly-key", "nofiles-key", "updater-key"] {
+        assert_forbidden(&app.get_as(key, &content_path(public)).await, key);
+    }
+    for path in [
+        content_path(999_999),
+        content_path(gone),
+        "/api/v1/files/abc/content".to_owned(),
+        "/api/v1/files/0/content".to_owned(),
+        content_path(vault),
+    ] {
+        assert_not_found(&app.get_as("admin-key", &path).await, &path);
+    }
+    // A public folder has no content either.
+    let open = folder(&app, None, "open", None).await;
+    assert_not_found(
+        &app.get_as("viewer-key", &content_path(open)).await,
+        "public folder",
+    );
+}

@@ -1,0 +1,880 @@
+//! A DC-only decoder for sequential (baseline) Huffman JPEGs: the 1/8-scale decode.
+//!
+//! The DC coefficient of an 8x8 block is its mean, so the DC values alone are the image at 1/8
+//! size (what libjpeg's `scale_denom = 8` produces). The AC coefficients still have to be parsed
+//! to find the next block, but they are only skipped: no dequantisation, no IDCT, no storage, no
+//! full-size colour conversion. On a 12 MP photo that is several times less work than
+//! `jpeg-decoder`'s scaled decode, whose generic byte-at-a-time reader dominates its time.
+//!
+//! Only the common layout is handled: 8-bit sequential Huffman frames with one component, or three
+//! components (YCbCr, or RGB per Adobe/component ids) in one interleaved scan, with sampling
+//! factors up to 2 and optional restart intervals. Anything else, and any inconsistency in the
+//! data (including truncation), is an [`Unhandled`] error on which the caller falls back to
+//! `jpeg-decoder`, which decides between decoding and reporting the file as corrupt.
+
+use super::{Layout, Pixels};
+
+/// Why the fast path did not produce an image (the caller falls back, so this is for debugging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unhandled(pub &'static str);
+
+type Result<T> = std::result::Result<T, Unhandled>;
+
+/// Bits of look-ahead resolved by one table access.
+const LUT_BITS: u32 = 10;
+const LUT_SIZE: usize = 1 << LUT_BITS;
+/// In a [`Huffman::skip`] entry: the block ends here.
+const SKIP_EOB: u16 = 1 << 10;
+
+/// A Huffman decoding table (ITU T.81 Annex C/F.2.2.3).
+#[derive(Debug, Clone)]
+struct Huffman {
+    /// For each `LUT_BITS`-bit prefix: `(code length << 8) | symbol`, or 0 when the code is longer.
+    lut: Box<[u16; LUT_SIZE]>,
+    /// For AC tables, each prefix's whole effect on a block being skipped: the bits to drop (code
+    /// and coefficient bits, low 5 bits), how far the coefficient index advances (next 5 bits),
+    /// and [`SKIP_EOB`]; 0 when the code is longer than `LUT_BITS`.
+    skip: Box<[u16; LUT_SIZE]>,
+    /// Per code length 1..=16: the largest code of that length (-1 if none), the first code, and
+    /// the index of its symbol.
+    max_code: [i32; 17],
+    min_code: [i32; 17],
+    first_index: [i32; 17],
+    symbols: Vec<u8>,
+}
+
+/// The [`Huffman::skip`] entry of an AC symbol with a code of `length` bits.
+fn skip_entry(length: u32, symbol: u8) -> u16 {
+    let (run, size) = (u16::from(symbol >> 4), u16::from(symbol & 15));
+    let length = u16::try_from(length).unwrap_or(31);
+    match (run, size) {
+        (15, 0) => length | 16 << 5,
+        (_, 0) => length | SKIP_EOB,
+        _ => (length + size) | (run + 1) << 5,
+    }
+}
+
+impl Huffman {
+    fn new(counts: &[u8], symbols: &[u8]) -> Result<Huffman> {
+        let bad = || Unhandled("bad huffman table");
+        let mut table = Huffman {
+            lut: Box::new([0; LUT_SIZE]),
+            skip: Box::new([0; LUT_SIZE]),
+            max_code: [-1; 17],
+            min_code: [0; 17],
+            first_index: [0; 17],
+            symbols: symbols.to_vec(),
+        };
+        let mut code: i32 = 0;
+        let mut index: i32 = 0;
+        for (length, &count) in (1_u32..=16).zip(counts) {
+            let slot = usize::try_from(length).map_err(|_| bad())?;
+            *table.min_code.get_mut(slot).ok_or_else(bad)? = code;
+            *table.first_index.get_mut(slot).ok_or_else(bad)? = index;
+            for _ in 0..count {
+                let symbol = *usize::try_from(index)
+                    .ok()
+                    .and_then(|i| symbols.get(i))
+                    .ok_or_else(bad)?;
+                if length <= LUT_BITS {
+                    let shift = LUT_BITS - length;
+                    let start = usize::try_from(code << shift).map_err(|_| bad())?;
+                    let range = start..start + (1 << shift);
+                    let entry = u16::try_from(length << 8).map_err(|_| bad())? | u16::from(symbol);
+                    table
+                        .lut
+                        .get_mut(range.clone())
+                        .ok_or_else(bad)?
+                        .fill(entry);
+                    let skip = skip_entry(length, symbol);
+                    table.skip.get_mut(range).ok_or_else(bad)?.fill(skip);
+                }
+                code += 1;
+                index += 1;
+            }
+            if count > 0 {
+                *table.max_code.get_mut(slot).ok_or_else(bad)? = code - 1;
+            }
+            if code > (1 << length) {
+                return Err(bad());
+            }
+            code <<= 1;
+        }
+        Ok(table)
+    }
+}
+
+/// Whether none of the 8 bytes of `word` is 0xFF.
+#[inline]
+fn no_ff_byte(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let inverted = !word; // 0xFF bytes become zero bytes
+    inverted.wrapping_sub(ONES) & !inverted & HIGHS == 0
+}
+
+/// The entropy-coded bit stream: bytes with `FF 00` stuffing, ended by a marker.
+#[derive(Debug)]
+struct Bits<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// Bits are consumed from the top.
+    buffer: u64,
+    count: u32,
+    /// Zero bits appended after the data ran out (a marker or the end of the file).
+    padding: u32,
+}
+
+impl<'a> Bits<'a> {
+    fn new(data: &'a [u8], pos: usize) -> Bits<'a> {
+        Bits {
+            data,
+            pos,
+            buffer: 0,
+            count: 0,
+            padding: 0,
+        }
+    }
+
+    /// Fills the buffer to more than 56 bits.
+    #[inline]
+    fn refill(&mut self) {
+        // Fast path: the next 8 bytes hold no 0xFF (so no stuffing and no marker).
+        if let Some(chunk) = self.data.get(self.pos..self.pos + 8)
+            && let Ok(bytes) = <[u8; 8]>::try_from(chunk)
+        {
+            let word = u64::from_be_bytes(bytes);
+            if no_ff_byte(word) {
+                let take = (64 - self.count) / 8; // whole bytes that fit: 1..=8
+                let incoming = word.checked_shr(64 - 8 * take).unwrap_or(0);
+                self.buffer |= incoming
+                    .checked_shl(64 - self.count - 8 * take)
+                    .unwrap_or(0);
+                self.count += 8 * take;
+                self.pos += usize::try_from(take).unwrap_or(0);
+                return;
+            }
+        }
+        while self.count <= 56 {
+            let byte = match self.data.get(self.pos) {
+                Some(0xff) => {
+                    if self.data.get(self.pos + 1) == Some(&0) {
+                        self.pos += 2;
+                        0xff
+                    } else {
+                        // A marker: leave it for the caller, pad with zeros.
+                        self.padding += 8;
+                        0
+                    }
+                }
+                Some(&byte) => {
+                    self.pos += 1;
+                    byte
+                }
+                None => {
+                    self.padding += 8;
+                    0
+                }
+            };
+            self.buffer |= u64::from(byte) << (56 - self.count);
+            self.count += 8;
+        }
+    }
+
+    /// The next `n` (1..=16) bits, not consumed. The buffer must hold at least `n`.
+    #[inline]
+    fn peek(&self, n: u32) -> u32 {
+        u32::try_from(self.buffer >> (64 - n)).unwrap_or(0)
+    }
+
+    /// The table index of the next `LUT_BITS` bits.
+    #[inline]
+    fn peek_index(&self) -> usize {
+        usize::try_from(self.buffer >> (64 - LUT_BITS)).unwrap_or(0) & (LUT_SIZE - 1)
+    }
+
+    #[inline]
+    fn consume(&mut self, n: u32) {
+        self.buffer = self.buffer.checked_shl(n).unwrap_or(0);
+        self.count = self.count.saturating_sub(n);
+    }
+
+    /// Decodes one Huffman symbol.
+    #[inline]
+    fn symbol(&mut self, table: &Huffman) -> Result<u8> {
+        if self.count < 32 {
+            self.refill();
+        }
+        let entry = table.lut.get(self.peek_index()).copied().unwrap_or(0);
+        if entry != 0 {
+            self.consume(u32::from(entry >> 8));
+            return Ok(u8::try_from(entry & 0xff).unwrap_or(0));
+        }
+        self.slow_symbol(table)
+    }
+
+    /// A code longer than `LUT_BITS`.
+    #[cold]
+    fn slow_symbol(&mut self, table: &Huffman) -> Result<u8> {
+        let bits = i32::try_from(self.peek(16)).unwrap_or(0);
+        for length in (LUT_BITS + 1)..=16 {
+            let slot = usize::try_from(length).unwrap_or(0);
+            let code = bits >> (16 - length);
+            let max = table.max_code.get(slot).copied().unwrap_or(-1);
+            if code <= max {
+                self.consume(length);
+                let offset = table.first_index.get(slot).copied().unwrap_or(0) + code
+                    - table.min_code.get(slot).copied().unwrap_or(0);
+                return usize::try_from(offset)
+                    .ok()
+                    .and_then(|i| table.symbols.get(i))
+                    .copied()
+                    .ok_or(Unhandled("bad huffman code"));
+            }
+        }
+        Err(Unhandled("bad huffman code"))
+    }
+
+    /// `n` (0..=16) raw bits as a signed value (T.81 F.2.2.1 EXTEND).
+    #[inline]
+    fn receive_extend(&mut self, n: u32) -> i32 {
+        if n == 0 {
+            return 0;
+        }
+        if self.count < n {
+            self.refill();
+        }
+        let value = i32::try_from(self.peek(n)).unwrap_or(0);
+        self.consume(n);
+        if value < 1 << (n - 1) {
+            value - (1 << n) + 1
+        } else {
+            value
+        }
+    }
+
+    /// Parses one block's AC coefficients without keeping them. The hot loop of the decoder: it
+    /// works on local copies of the bit buffer so they stay in registers.
+    #[inline]
+    fn skip_ac(&mut self, table: &Huffman) -> Result<()> {
+        let mut buffer = self.buffer;
+        let mut count = self.count;
+        let mut k = 1;
+        while k < 64 {
+            if count < 32 {
+                self.buffer = buffer;
+                self.count = count;
+                self.refill();
+                buffer = self.buffer;
+                count = self.count;
+            }
+            let index = usize::try_from(buffer >> (64 - LUT_BITS)).unwrap_or(0) & (LUT_SIZE - 1);
+            let mut entry = table.skip.get(index).copied().unwrap_or(0);
+            if entry == 0 {
+                // A code longer than the table: decode it the slow way (its bits are consumed).
+                self.buffer = buffer;
+                self.count = count;
+                entry = skip_entry(0, self.slow_symbol(table)?);
+                buffer = self.buffer;
+                count = self.count;
+            }
+            // At most 31 bits (a 16-bit code and 15 coefficient bits), and `count` is at least 32.
+            let drop = u32::from(entry & 31);
+            buffer <<= drop;
+            count -= drop;
+            if entry & SKIP_EOB != 0 {
+                break;
+            }
+            k += u32::from((entry >> 5) & 31);
+        }
+        self.buffer = buffer;
+        self.count = count;
+        Ok(())
+    }
+
+    /// Whether more bits were consumed than the data held.
+    fn overran(&self) -> bool {
+        self.count < self.padding
+    }
+
+    /// At the end of a restart interval: drops the partial byte and reads the RSTn marker.
+    fn restart(&mut self) -> Result<()> {
+        if self.overran() {
+            return Err(Unhandled("truncated scan"));
+        }
+        self.buffer = 0;
+        self.count = 0;
+        self.padding = 0;
+        if self.data.get(self.pos) != Some(&0xff) {
+            return Err(Unhandled("missing restart marker"));
+        }
+        while self.data.get(self.pos) == Some(&0xff) {
+            self.pos += 1;
+        }
+        match self.data.get(self.pos) {
+            Some(0xd0..=0xd7) => {
+                self.pos += 1;
+                Ok(())
+            }
+            _ => Err(Unhandled("missing restart marker")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Component {
+    id: u8,
+    h: u32,
+    v: u32,
+    quant: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    width: u32,
+    height: u32,
+    components: [Component; 3],
+    count: usize,
+}
+
+fn be16(data: &[u8], at: usize) -> Result<usize> {
+    match (data.get(at), data.get(at + 1)) {
+        (Some(&a), Some(&b)) => Ok(usize::from(u16::from_be_bytes([a, b]))),
+        _ => Err(Unhandled("truncated header")),
+    }
+}
+
+/// Decodes `source` at 1/8 size (`ceil(width / 8) x ceil(height / 8)`), or says why it cannot.
+/// `expected` is the size the caller checked against its pixel limit; a frame of another size is
+/// refused.
+pub(crate) fn decode(source: &[u8], expected: (u32, u32)) -> Result<Pixels> {
+    if source.get(..2) != Some(&[0xff, 0xd8][..]) {
+        return Err(Unhandled("no SOI"));
+    }
+    let mut pos = 2;
+    // DC quantiser of each table, DC and AC Huffman tables by id.
+    let mut dc_quant: [Option<i32>; 4] = [None; 4];
+    let mut dc_tables: [Option<Huffman>; 4] = [None, None, None, None];
+    let mut ac_tables: [Option<Huffman>; 4] = [None, None, None, None];
+    let mut frame: Option<Frame> = None;
+    let mut restart_interval = 0_usize;
+    let mut adobe_transform: Option<u8> = None;
+    loop {
+        // Markers, possibly preceded by fill bytes.
+        if source.get(pos) != Some(&0xff) {
+            return Err(Unhandled("expected a marker"));
+        }
+        while source.get(pos) == Some(&0xff) {
+            pos += 1;
+        }
+        let marker = *source.get(pos).ok_or(Unhandled("truncated"))?;
+        pos += 1;
+        if matches!(marker, 0xd0..=0xd7 | 0x01) {
+            continue;
+        }
+        if matches!(marker, 0xd8 | 0xd9) {
+            return Err(Unhandled("no scan"));
+        }
+        let length = be16(source, pos)?;
+        if length < 2 {
+            return Err(Unhandled("bad segment length"));
+        }
+        let segment = source
+            .get(pos + 2..pos + length.max(2))
+            .ok_or(Unhandled("truncated segment"))?;
+        match marker {
+            // SOF0 (baseline) and SOF1 (extended sequential), Huffman coded.
+            0xc0 | 0xc1 => {
+                let parsed = parse_frame(segment)?;
+                if frame.is_some() || (parsed.width, parsed.height) != expected {
+                    return Err(Unhandled("unexpected frame header"));
+                }
+                frame = Some(parsed);
+            }
+            // Any other frame type: progressive, lossless, arithmetic, hierarchical.
+            0xc2 | 0xc3 | 0xc5..=0xc7 | 0xc9..=0xcb | 0xcd..=0xcf => {
+                return Err(Unhandled("not a sequential Huffman frame"));
+            }
+            0xc4 => parse_huffman(segment, &mut dc_tables, &mut ac_tables)?,
+            0xdb => parse_quant(segment, &mut dc_quant)?,
+            0xdd => restart_interval = be16(segment, 0)?,
+            0xee if segment.get(..5) == Some(&b"Adobe"[..]) => {
+                adobe_transform = segment.get(11).copied();
+            }
+            0xda => {
+                let frame = frame.ok_or(Unhandled("scan before frame"))?;
+                let scan_end = pos + length;
+                return decode_scan(
+                    source,
+                    scan_end,
+                    segment,
+                    &frame,
+                    &Tables {
+                        dc_quant,
+                        dc: &dc_tables,
+                        ac: &ac_tables,
+                    },
+                    restart_interval,
+                    adobe_transform,
+                );
+            }
+            _ => {}
+        }
+        pos += length;
+    }
+}
+
+fn parse_frame(segment: &[u8]) -> Result<Frame> {
+    if segment.first() != Some(&8) {
+        return Err(Unhandled("not 8-bit"));
+    }
+    let height = u32::try_from(be16(segment, 1)?).map_err(|_| Unhandled("size"))?;
+    let width = u32::try_from(be16(segment, 3)?).map_err(|_| Unhandled("size"))?;
+    let count = usize::from(*segment.get(5).ok_or(Unhandled("truncated frame"))?);
+    if width == 0 || height == 0 || !(count == 1 || count == 3) {
+        return Err(Unhandled("unsupported frame layout"));
+    }
+    let mut components = [Component {
+        id: 0,
+        h: 1,
+        v: 1,
+        quant: 0,
+    }; 3];
+    for (i, component) in components.iter_mut().take(count).enumerate() {
+        let at = 6 + 3 * i;
+        let (Some(&id), Some(&sampling), Some(&quant)) =
+            (segment.get(at), segment.get(at + 1), segment.get(at + 2))
+        else {
+            return Err(Unhandled("truncated frame"));
+        };
+        let (h, v) = (u32::from(sampling >> 4), u32::from(sampling & 15));
+        if !(1..=2).contains(&h) || !(1..=2).contains(&v) || quant > 3 {
+            return Err(Unhandled("unsupported sampling"));
+        }
+        *component = Component {
+            id,
+            h,
+            v,
+            quant: usize::from(quant),
+        };
+    }
+    Ok(Frame {
+        width,
+        height,
+        components,
+        count,
+    })
+}
+
+fn parse_huffman(
+    mut segment: &[u8],
+    dc_tables: &mut [Option<Huffman>; 4],
+    ac_tables: &mut [Option<Huffman>; 4],
+) -> Result<()> {
+    while let Some(&class_id) = segment.first() {
+        let counts = segment.get(1..17).ok_or(Unhandled("truncated DHT"))?;
+        let total: usize = counts.iter().map(|&c| usize::from(c)).sum();
+        let symbols = segment
+            .get(17..17 + total)
+            .ok_or(Unhandled("truncated DHT"))?;
+        let table = Huffman::new(counts, symbols)?;
+        let id = usize::from(class_id & 15);
+        let slot = match class_id >> 4 {
+            0 => dc_tables.get_mut(id),
+            1 => ac_tables.get_mut(id),
+            _ => None,
+        }
+        .ok_or(Unhandled("bad DHT"))?;
+        *slot = Some(table);
+        segment = segment.get(17 + total..).unwrap_or(&[]);
+    }
+    Ok(())
+}
+
+fn parse_quant(mut segment: &[u8], dc_quant: &mut [Option<i32>; 4]) -> Result<()> {
+    while let Some(&precision_id) = segment.first() {
+        let id = usize::from(precision_id & 15);
+        let (first, size) = if precision_id >> 4 == 0 {
+            (
+                i32::from(*segment.get(1).ok_or(Unhandled("truncated DQT"))?),
+                65,
+            )
+        } else {
+            (
+                i32::try_from(be16(segment, 1)?).map_err(|_| Unhandled("DQT"))?,
+                129,
+            )
+        };
+        *dc_quant.get_mut(id).ok_or(Unhandled("bad DQT"))? = Some(first);
+        segment = segment.get(size..).ok_or(Unhandled("truncated DQT"))?;
+    }
+    Ok(())
+}
+
+#[derive(Debug)]
+struct Tables<'t> {
+    dc_quant: [Option<i32>; 4],
+    dc: &'t [Option<Huffman>; 4],
+    ac: &'t [Option<Huffman>; 4],
+}
+
+/// One component of the scan, ready to decode.
+#[derive(Debug)]
+struct ScanComponent<'t> {
+    h: u32,
+    v: u32,
+    quant: i32,
+    dc: &'t Huffman,
+    ac: &'t Huffman,
+    predictor: i32,
+    /// DC values, one per block, `blocks_wide` per row.
+    plane: Vec<i32>,
+    blocks_wide: usize,
+}
+
+fn decode_scan(
+    source: &[u8],
+    data_start: usize,
+    header: &[u8],
+    frame: &Frame,
+    tables: &Tables<'_>,
+    restart_interval: usize,
+    adobe_transform: Option<u8>,
+) -> Result<Pixels> {
+    let in_scan = usize::from(*header.first().ok_or(Unhandled("truncated SOS"))?);
+    if in_scan != frame.count {
+        return Err(Unhandled("scan does not cover all components"));
+    }
+    // A single-component scan is not interleaved: its MCU is one block, whatever its sampling.
+    let interleaved = frame.count > 1;
+    let (h_max, v_max) = if interleaved {
+        let components = frame.components.iter().take(frame.count);
+        (
+            components.clone().map(|c| c.h).max().unwrap_or(1),
+            components.map(|c| c.v).max().unwrap_or(1),
+        )
+    } else {
+        (1, 1)
+    };
+    let (mcu_w, mcu_h) = if interleaved {
+        (8 * h_max, 8 * v_max)
+    } else {
+        (8, 8)
+    };
+    let mcus_x = frame.width.div_ceil(mcu_w);
+    let mcus_y = frame.height.div_ceil(mcu_h);
+
+    let mut components = Vec::with_capacity(frame.count);
+    for i in 0..frame.count {
+        let (Some(&id), Some(&selectors)) = (header.get(1 + 2 * i), header.get(2 + 2 * i)) else {
+            return Err(Unhandled("truncated SOS"));
+        };
+        let component = frame
+            .components
+            .iter()
+            .take(frame.count)
+            .find(|c| c.id == id)
+            .ok_or(Unhandled("unknown scan component"))?;
+        let dc = tables
+            .dc
+            .get(usize::from(selectors >> 4))
+            .and_then(Option::as_ref)
+            .ok_or(Unhandled("missing DC table"))?;
+        let ac = tables
+            .ac
+            .get(usize::from(selectors & 15))
+            .and_then(Option::as_ref)
+            .ok_or(Unhandled("missing AC table"))?;
+        let quant = tables
+            .dc_quant
+            .get(component.quant)
+            .copied()
+            .flatten()
+            .ok_or(Unhandled("missing quantisation table"))?;
+        let (h, v) = if interleaved {
+            (component.h, component.v)
+        } else {
+            (1, 1)
+        };
+        let blocks_wide = usize::try_from(mcus_x * h).map_err(|_| Unhandled("size"))?;
+        let blocks_high = usize::try_from(mcus_y * v).map_err(|_| Unhandled("size"))?;
+        components.push(ScanComponent {
+            h,
+            v,
+            quant,
+            dc,
+            ac,
+            predictor: 0,
+            plane: vec![0; blocks_wide * blocks_high],
+            blocks_wide,
+        });
+    }
+    // Spectral selection 0..=63, no successive approximation: a sequential scan.
+    let tail = 1 + 2 * frame.count;
+    if header.get(tail..tail + 3) != Some(&[0, 63, 0][..]) {
+        return Err(Unhandled("not a sequential scan"));
+    }
+
+    let mut bits = Bits::new(source, data_start);
+    let mut mcus_done = 0_usize;
+    for mcu_y in 0..mcus_y {
+        for mcu_x in 0..mcus_x {
+            if restart_interval > 0 && mcus_done > 0 && mcus_done.is_multiple_of(restart_interval) {
+                bits.restart()?;
+                for component in &mut components {
+                    component.predictor = 0;
+                }
+            }
+            for component in &mut components {
+                for by in 0..component.v {
+                    for bx in 0..component.h {
+                        let size = u32::from(bits.symbol(component.dc)?);
+                        if size > 11 {
+                            return Err(Unhandled("bad DC difference"));
+                        }
+                        let diff = bits.receive_extend(size);
+                        component.predictor = component.predictor.wrapping_add(diff);
+                        bits.skip_ac(component.ac)?;
+                        let x = usize::try_from(mcu_x * component.h + bx).unwrap_or(usize::MAX);
+                        let y = usize::try_from(mcu_y * component.v + by).unwrap_or(usize::MAX);
+                        if let Some(cell) = component.plane.get_mut(y * component.blocks_wide + x) {
+                            *cell = component.predictor;
+                        }
+                    }
+                }
+            }
+            mcus_done += 1;
+        }
+    }
+    if bits.overran() {
+        return Err(Unhandled("truncated scan"));
+    }
+    to_pixels(frame, &components, h_max, v_max, adobe_transform)
+}
+
+/// DC value to sample: the 1x1 inverse DCT (`dc * q / 8`), level-shifted and clamped.
+#[inline]
+fn sample(dc: i32, quant: i32) -> i32 {
+    ((dc.wrapping_mul(quant).wrapping_add(4)) >> 3)
+        .wrapping_add(128)
+        .clamp(0, 255)
+}
+
+/// The nearest block and the next one towards `pos` along an axis whose blocks cover two output
+/// pixels each (`halved`), clamped to `len` blocks; `(pos, pos)` along a full-resolution axis.
+#[inline]
+fn taps(pos: usize, halved: bool, len: usize) -> (usize, usize) {
+    if !halved {
+        return (pos, pos);
+    }
+    let near = pos / 2;
+    let far = if pos.is_multiple_of(2) {
+        near.saturating_sub(1)
+    } else {
+        (near + 1).min(len.saturating_sub(1))
+    };
+    (near, far)
+}
+
+/// One component's samples (one per block) at 1/8 of the image size.
+#[derive(Debug)]
+struct Plane {
+    samples: Vec<u8>,
+    wide: usize,
+    high: usize,
+    halved_x: bool,
+    halved_y: bool,
+}
+
+impl Plane {
+    fn new(component: &ScanComponent<'_>, h_max: u32, v_max: u32) -> Plane {
+        let samples = component
+            .plane
+            .iter()
+            .map(|&dc| u8::try_from(sample(dc, component.quant)).unwrap_or(u8::MAX))
+            .collect::<Vec<_>>();
+        let wide = component.blocks_wide.max(1);
+        Plane {
+            high: samples.len() / wide,
+            samples,
+            wide,
+            halved_x: component.h < h_max,
+            halved_y: component.v < v_max,
+        }
+    }
+
+    fn row(&self, y: usize) -> &[u8] {
+        self.samples
+            .get(y * self.wide..(y + 1) * self.wide)
+            .unwrap_or(&[])
+    }
+
+    /// Output row `y` (`width` pixels) into `out`. A subsampled component is interpolated like
+    /// libjpeg's "fancy" upsampling: 3/4 of the nearest block and 1/4 of the next one towards the
+    /// pixel, in each halved direction.
+    fn output_row(&self, y: usize, width: usize, out: &mut Vec<u8>) {
+        out.clear();
+        let (near_y, far_y) = taps(y, self.halved_y, self.high);
+        let near = self.row(near_y);
+        if !self.halved_x && !self.halved_y {
+            out.extend_from_slice(near.get(..width).unwrap_or(near));
+            return;
+        }
+        let far = self.row(far_y);
+        for x in 0..width {
+            let (near_x, far_x) = taps(x, self.halved_x, self.wide);
+            let at = |row: &[u8], i: usize| u16::from(row.get(i).copied().unwrap_or(0));
+            let value = 9 * at(near, near_x)
+                + 3 * at(near, far_x)
+                + 3 * at(far, near_x)
+                + at(far, far_x)
+                + 8;
+            out.push(u8::try_from(value >> 4).unwrap_or(u8::MAX));
+        }
+    }
+}
+
+fn to_pixels(
+    frame: &Frame,
+    components: &[ScanComponent<'_>],
+    h_max: u32,
+    v_max: u32,
+    adobe_transform: Option<u8>,
+) -> Result<Pixels> {
+    let width = frame.width.div_ceil(8);
+    let height = frame.height.div_ceil(8);
+    let to_usize = |v: u32| usize::try_from(v).map_err(|_| Unhandled("size"));
+    let (w, h) = (to_usize(width)?, to_usize(height)?);
+    let planes: Vec<Plane> = components
+        .iter()
+        .map(|c| Plane::new(c, h_max, v_max))
+        .collect();
+    match planes.as_slice() {
+        [luma] => {
+            let mut data = Vec::with_capacity(w * h);
+            let mut row = Vec::with_capacity(w);
+            for y in 0..h {
+                luma.output_row(y, w, &mut row);
+                data.extend_from_slice(&row);
+            }
+            Pixels::new(width, height, Layout::L8, data).map_err(|_| Unhandled("size"))
+        }
+        [first, second, third] => {
+            // RGB when Adobe says "no transform", or the ids spell R, G, B without an Adobe marker.
+            let ids: Vec<u8> = frame.components.iter().map(|c| c.id).collect();
+            let rgb = adobe_transform == Some(0)
+                || (adobe_transform.is_none() && ids == [b'R', b'G', b'B']);
+            let byte = |v: i32| u8::try_from(v.clamp(0, 255)).unwrap_or(0);
+            let mut data = Vec::with_capacity(w * h * 3);
+            let (mut a, mut b, mut c) = (
+                Vec::with_capacity(w),
+                Vec::with_capacity(w),
+                Vec::with_capacity(w),
+            );
+            for y in 0..h {
+                first.output_row(y, w, &mut a);
+                second.output_row(y, w, &mut b);
+                third.output_row(y, w, &mut c);
+                for ((&y, &cb), &cr) in a.iter().zip(&b).zip(&c) {
+                    if rgb {
+                        data.extend_from_slice(&[y, cb, cr]);
+                    } else {
+                        let (y, cb, cr) = (i32::from(y), i32::from(cb) - 128, i32::from(cr) - 128);
+                        // JFIF YCbCr to RGB in 16.16 fixed point.
+                        let r = y + ((91_881 * cr + 32_768) >> 16);
+                        let g = y + ((-22_554 * cb - 46_802 * cr + 32_768) >> 16);
+                        let b = y + ((116_130 * cb + 32_768) >> 16);
+                        data.extend_from_slice(&[byte(r), byte(g), byte(b)]);
+                    }
+                }
+            }
+            Pixels::new(width, height, Layout::Rgb8, data).map_err(|_| Unhandled("size"))
+        }
+        _ => Err(Unhandled("unsupported component count")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+    use image::codecs::jpeg::JpegEncoder;
+    use image::{DynamicImage, GrayImage, Luma, Rgb, RgbImage};
+
+    fn encode(image: DynamicImage) -> Vec<u8> {
+        let mut out = Vec::new();
+        image
+            .write_with_encoder(JpegEncoder::new_with_quality(&mut out, 95))
+            .unwrap();
+        out
+    }
+
+    /// The DC decode matches `jpeg-decoder`'s 1/8 decode to within rounding.
+    fn compare(source: &[u8]) {
+        let (width, height) = {
+            let mut d = jpeg_decoder::Decoder::new(source);
+            d.read_info().unwrap();
+            let info = d.info().unwrap();
+            (u32::from(info.width), u32::from(info.height))
+        };
+        let ours = decode(source, (width, height)).unwrap();
+        let mut reference = jpeg_decoder::Decoder::new(source);
+        reference.scale(1, 1).unwrap();
+        let expected = reference.decode().unwrap();
+        let info = reference.info().unwrap();
+        assert_eq!(
+            (ours.width, ours.height),
+            (u32::from(info.width), u32::from(info.height))
+        );
+        assert_eq!(ours.data.len(), expected.len());
+        let worst = ours
+            .data
+            .iter()
+            .zip(&expected)
+            .map(|(&a, &b)| (i16::from(a) - i16::from(b)).abs())
+            .max()
+            .unwrap();
+        // Both upsample chroma the same way; only rounding differs.
+        assert!(worst <= 4, "largest difference {worst}");
+    }
+
+    #[test]
+    fn matches_jpeg_decoder_on_colour_and_grey() {
+        let colour = RgbImage::from_fn(203, 131, |x, y| {
+            Rgb([
+                u8::try_from(x % 256).unwrap(),
+                u8::try_from((y * 2) % 256).unwrap(),
+                u8::try_from((x + y) % 256).unwrap(),
+            ])
+        });
+        compare(&encode(DynamicImage::ImageRgb8(colour.clone())));
+        let grey = GrayImage::from_fn(77, 45, |x, y| Luma([u8::try_from((x * y) % 256).unwrap()]));
+        compare(&encode(DynamicImage::ImageLuma8(grey)));
+        // 4:2:0 with restart markers, from jpeg-encoder.
+        let mut out = Vec::new();
+        let mut encoder = jpeg_encoder::Encoder::new(&mut out, 80);
+        encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
+        encoder.set_restart_interval(3);
+        encoder
+            .encode(colour.as_raw(), 203, 131, jpeg_encoder::ColorType::Rgb)
+            .unwrap();
+        compare(&out);
+    }
+
+    #[test]
+    fn progressive_and_truncated_files_are_left_to_the_fallback() {
+        let colour = RgbImage::from_fn(64, 64, |x, _| Rgb([u8::try_from(x * 4).unwrap(), 0, 0]));
+        let mut progressive = Vec::new();
+        let mut encoder = jpeg_encoder::Encoder::new(&mut progressive, 80);
+        encoder.set_progressive(true);
+        encoder
+            .encode(colour.as_raw(), 64, 64, jpeg_encoder::ColorType::Rgb)
+            .unwrap();
+        assert!(decode(&progressive, (64, 64)).is_err());
+        let baseline = encode(DynamicImage::ImageRgb8(colour));
+        assert!(decode(&baseline, (64, 64)).is_ok());
+        assert!(decode(&baseline, (64, 65)).is_err());
+        assert!(decode(&baseline[..baseline.len() / 2], (64, 64)).is_err());
+        assert!(decode(&baseline[..100], (64, 64)).is_err());
+    }
+}
