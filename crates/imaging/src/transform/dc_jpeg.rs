@@ -521,6 +521,8 @@ struct Tables<'t> {
 /// One component of the scan, ready to decode.
 #[derive(Debug)]
 struct ScanComponent<'t> {
+    /// Position in the frame header (the scan may list components in another order).
+    frame_index: usize,
     h: u32,
     v: u32,
     quant: i32,
@@ -569,12 +571,19 @@ fn decode_scan(
         let (Some(&id), Some(&selectors)) = (header.get(1 + 2 * i), header.get(2 + 2 * i)) else {
             return Err(Unhandled("truncated SOS"));
         };
-        let component = frame
+        let (frame_index, component) = frame
             .components
             .iter()
             .take(frame.count)
-            .find(|c| c.id == id)
+            .enumerate()
+            .find(|(_, c)| c.id == id)
             .ok_or(Unhandled("unknown scan component"))?;
+        if components
+            .iter()
+            .any(|c: &ScanComponent<'_>| c.frame_index == frame_index)
+        {
+            return Err(Unhandled("component listed twice"));
+        }
         let dc = tables
             .dc
             .get(usize::from(selectors >> 4))
@@ -599,6 +608,7 @@ fn decode_scan(
         let blocks_wide = usize::try_from(mcus_x * h).map_err(|_| Unhandled("size"))?;
         let blocks_high = usize::try_from(mcus_y * v).map_err(|_| Unhandled("size"))?;
         components.push(ScanComponent {
+            frame_index,
             h,
             v,
             quant,
@@ -745,8 +755,11 @@ fn to_pixels(
     let height = frame.height.div_ceil(8);
     let to_usize = |v: u32| usize::try_from(v).map_err(|_| Unhandled("size"));
     let (w, h) = (to_usize(width)?, to_usize(height)?);
-    let planes: Vec<Plane> = components
-        .iter()
+    // Y, Cb, Cr (or R, G, B) in frame order.
+    let mut ordered: Vec<&ScanComponent<'_>> = components.iter().collect();
+    ordered.sort_by_key(|c| c.frame_index);
+    let planes: Vec<Plane> = ordered
+        .into_iter()
         .map(|c| Plane::new(c, h_max, v_max))
         .collect();
     match planes.as_slice() {

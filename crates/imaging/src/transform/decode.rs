@@ -110,7 +110,7 @@ fn decode_jpeg(
         }
     }
 
-    if reduction > 1 {
+    if reduction > 1 && info.coding_process != CodingProcess::Lossless {
         // Ask along the longer axis only, so the decoder picks exactly this reduction.
         let request = if info.width >= info.height {
             (reduced(info.width, reduction), u16::MAX)

@@ -217,7 +217,8 @@ fn small_images_are_never_upscaled() {
 fn thumbnail_crops_around_the_focal_point() {
     // Landscape: red | green | blue columns; the square crop slides along x.
     let landscape = bands(3000, 1000, &[RED, GREEN, BLUE], true);
-    let portrait = bands(1000, 3000, &[RED, GREEN, BLUE], false);
+    // Tall enough for the DC-only (1/8) decode: the 1600 px square is 8 times the thumbnail.
+    let portrait = bands(1600, 4800, &[RED, GREEN, BLUE], false);
     for source in [
         jpeg(&landscape, 92),
         png(DynamicImage::ImageRgb8(landscape.clone())),
@@ -250,6 +251,15 @@ fn thumbnail_crops_around_the_focal_point() {
     }
     // Portrait: the crop slides along y; the default focal point is the centre.
     let source = jpeg(&portrait, 92);
+    let bottom = transform(
+        &source,
+        Preset::Thumbnail,
+        Some(FocalPoint { x: 0.5, y: 0.97 }),
+        &TransformOptions::default(),
+    )
+    .unwrap();
+    assert_eq!((bottom.width, bottom.height), (200, 200));
+    assert_close(rgb_at(&decode(&bottom.bytes), 100, 100), BLUE, "bottom");
     let centre = run(&source, Preset::Thumbnail);
     assert_close(
         rgb_at(&decode(&centre.bytes), 100, 100),
@@ -630,10 +640,26 @@ fn declared_pixel_bombs_are_refused_before_decoding() {
     assert!(transform(&jpeg(&gradient(50, 30), 90), Preset::Small, None, &exactly).is_ok());
 }
 
-/// Random byte mutations of a valid JPEG (with EXIF) never panic, on both decode paths.
+/// Random byte mutations of valid JPEGs never panic, on every decode path: a 4:4:4 file with EXIF
+/// from `image` and a 4:2:0 file with restart markers from `jpeg-encoder`.
 #[test]
 fn mutated_jpegs_never_panic() {
-    let base = with_orientation(&jpeg(&gradient(256, 192), 85), 6);
+    let with_exif = with_orientation(&jpeg(&gradient(256, 192), 85), 6);
+    let with_restarts = {
+        let mut out = Vec::new();
+        let mut encoder = jpeg_encoder::Encoder::new(&mut out, 80);
+        encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
+        encoder.set_restart_interval(4);
+        encoder
+            .encode(
+                gradient(256, 192).as_raw(),
+                256,
+                192,
+                jpeg_encoder::ColorType::Rgb,
+            )
+            .unwrap();
+        out
+    };
     let mut state: u64 = 0x5eed_1234_abcd_0042;
     let mut next = move || {
         state ^= state << 13;
@@ -643,7 +669,11 @@ fn mutated_jpegs_never_panic() {
     };
     let mut outcomes = [0_usize; 2];
     for i in 0..200 {
-        let mut bytes = base.clone();
+        let mut bytes = if i % 2 == 0 {
+            with_exif.clone()
+        } else {
+            with_restarts.clone()
+        };
         let mutations = 1 + next() % 8;
         for _ in 0..mutations {
             let at = usize::try_from(next() % u64::try_from(bytes.len()).unwrap()).unwrap();
@@ -653,8 +683,14 @@ fn mutated_jpegs_never_panic() {
             let keep = usize::try_from(next() % u64::try_from(bytes.len()).unwrap()).unwrap();
             bytes.truncate(keep);
         }
-        // Size(20) takes the 1/8 DCT path, Size(200) and thumbnail the full-size one.
-        let preset = [Preset::Size(20), Preset::Size(200), Preset::Thumbnail][i % 3];
+        // Size(20) takes the DC-only (1/8) path, Size(100) jpeg-decoder's 1/2 decode, Size(200)
+        // and thumbnail the full-size one.
+        let preset = [
+            Preset::Size(20),
+            Preset::Size(100),
+            Preset::Size(200),
+            Preset::Thumbnail,
+        ][(i / 2) % 4];
         let result = transform(&bytes, preset, None, &TransformOptions::default());
         outcomes[usize::from(result.is_ok())] += 1;
     }
