@@ -130,18 +130,13 @@ pub async fn create(
     let collection = collection_for(&actor, &slug)?;
     require(&actor, &collection, CollectionAction::Create)?;
     let query = parse_read(req.query_string(), &actor.snapshot.locales)?;
-    let body = read_body(body, state.config().json_limit, &req).await?;
-    let data = body_data(&body)?;
+    let data = body_data(&read_body(body, state.config().json_limit, &req).await?)?;
     let grant = actor.role.authorize_item_write(
         &collection.slug,
         CollectionAction::Create,
         data.keys().map(String::as_str),
     )?;
-    let ctx = WriteContext {
-        locales: &actor.snapshot.locales,
-        locale: &query.locale,
-        hash_key: &actor.snapshot.hash_key,
-    };
+    let ctx = write_context(&actor, &query.locale);
     let write = prepare_write(collection.schema(), &data, WriteMode::Create, &ctx)
         .map_err(ApiError::Invalid)?;
     let item = items::create_item(
@@ -171,18 +166,13 @@ pub async fn update(
     require(&actor, &collection, CollectionAction::Update)?;
     let id = parse_id(&id)?;
     let query = parse_read(req.query_string(), &actor.snapshot.locales)?;
-    let body = read_body(body, state.config().json_limit, &req).await?;
-    let data = body_data(&body)?;
+    let data = body_data(&read_body(body, state.config().json_limit, &req).await?)?;
     let grant = actor.role.authorize_item_write(
         &collection.slug,
         CollectionAction::Update,
         data.keys().map(String::as_str),
     )?;
-    let ctx = WriteContext {
-        locales: &actor.snapshot.locales,
-        locale: &query.locale,
-        hash_key: &actor.snapshot.hash_key,
-    };
+    let ctx = write_context(&actor, &query.locale);
     let schema = collection.schema();
     let item = items::update_item(
         state.db(),
@@ -234,6 +224,15 @@ pub async fn destroy(
     .await?;
     state.invalidate().await;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// What the domain crate needs to normalize a write in the request's locale.
+fn write_context<'a>(actor: &'a Actor, locale: &'a LocaleCode) -> WriteContext<'a> {
+    WriteContext {
+        locales: &actor.snapshot.locales,
+        locale,
+        hash_key: &actor.snapshot.hash_key,
+    }
 }
 
 /// An `{id}` path segment: anything but a positive integer names no item (404).
