@@ -6,7 +6,8 @@
 //! Anything richer (listing, presigned URLs) would tie callers to one backend.
 //!
 //! [`ObjectBlobStore`] implements it on the `object_store` crate, so the local directory
-//! (`VELLUM_FILES_DIR`) and an S3-compatible bucket behave the same way, down to the tests.
+//! (`VELLUM_FILES_DIR`) and an S3-compatible bucket ([`ObjectBlobStore::s3`]) behave the same way,
+//! down to the tests: one contract runs against both (`tests/blob.rs`, `tests/blob_s3.rs`).
 //!
 //! Uploads are content-addressed (`sha256/<2 hex>/<64 hex>`): the key is only known once the last
 //! byte is read, so an upload is first streamed to a temporary object under `tmp/` and moved into
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{
@@ -154,11 +156,54 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     async fn delete(&self, key: &str) -> Result<(), StorageError>;
 }
 
+/// Where an S3-compatible bucket is. Only what Vellum's own configuration names
+/// (`VELLUM_S3_BUCKET`, `VELLUM_S3_ENDPOINT`): region and credentials come from the usual AWS
+/// variables, read by [`ObjectBlobStore::s3`], so that instance roles, session tokens and the
+/// rest of the AWS conventions work without Vellum knowing about each of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Config {
+    /// The bucket's name. It must exist: Vellum never creates buckets, whose policies and
+    /// lifecycle rules are the operator's.
+    pub bucket: String,
+    /// The server's URL for S3-compatible services (MinIO, moto, R2, …), e.g.
+    /// `http://127.0.0.1:9000`; `None` for AWS itself (or `AWS_ENDPOINT` from the environment).
+    pub endpoint: Option<String>,
+}
+
+impl S3Config {
+    /// The builder [`ObjectBlobStore::s3`] builds from: region and credentials from the
+    /// environment, then this configuration on top.
+    ///
+    /// Public so that a caller can adjust what Vellum does not configure (client options, retries)
+    /// or wrap the store (the tests give each test its own key prefix) and pass the result to
+    /// [`ObjectBlobStore::new`].
+    #[must_use]
+    pub fn builder(&self) -> AmazonS3Builder {
+        let mut builder = AmazonS3Builder::from_env().with_bucket_name(&self.bucket);
+        if let Some(endpoint) = &self.endpoint {
+            // Custom endpoints are usually reached by address or by a name without a wildcard
+            // DNS entry or certificate for `<bucket>.<host>`, so the bucket goes in the path.
+            builder = builder
+                .with_endpoint(endpoint)
+                .with_virtual_hosted_style_request(false);
+            // object_store refuses plain HTTP unless told otherwise. An operator who writes an
+            // `http://` endpoint has said so already; a second switch would only be a trap.
+            if endpoint
+                .get(..7)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+            {
+                builder = builder.with_allow_http(true);
+            }
+        }
+        builder
+    }
+}
+
 /// A [`BlobStore`] on any `object_store` backend.
 ///
-/// The crate is built with object_store's `fs` feature only. Storing files in an S3-compatible
-/// bucket means enabling its `aws` feature and passing an `AmazonS3` to [`ObjectBlobStore::new`];
-/// nothing else changes. An upload whose future is dropped midway (the request was cancelled) is
+/// The crate is built with object_store's `fs` and `aws` features: a local directory
+/// ([`ObjectBlobStore::local`]) or an S3-compatible bucket ([`ObjectBlobStore::s3`]), with TLS by
+/// rustls (no OpenSSL). An upload whose future is dropped midway (the request was cancelled) is
 /// aborted from a spawned task; a lifecycle rule for incomplete multipart uploads on the bucket
 /// still covers a crash.
 #[derive(Debug, Clone)]
@@ -203,6 +248,41 @@ impl ObjectBlobStore {
             inner: Arc::new(fs),
             part_size: LOCAL_PART_SIZE,
         })
+    }
+
+    /// A store in an S3-compatible bucket, for several replicas sharing one set of blobs.
+    ///
+    /// Region and credentials come from the usual AWS variables (`AWS_REGION` or
+    /// `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, and
+    /// the others `object_store` knows, such as web identity tokens); without keys, the instance's
+    /// role is asked. See [`S3Config::builder`] for what the configuration adds. Parts are
+    /// 5 MiB, the smallest S3 accepts, so an upload holds at most 15 MiB in memory.
+    ///
+    /// Nothing is sent yet: a wrong bucket or credentials show on the first request (the readiness
+    /// probe's business), not here.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Blob`] when the configuration is refused (an empty bucket name, an invalid
+    /// `AWS_*` value). Its message names the problem, never a credential's value.
+    pub fn s3(config: &S3Config) -> Result<Self, StorageError> {
+        if config.bucket.is_empty() {
+            return Err(StorageError::Blob {
+                op: "configure S3 bucket",
+                source: object_store::Error::Generic {
+                    store: "S3",
+                    source: "the bucket name is empty".into(),
+                },
+            });
+        }
+        let s3 = config
+            .builder()
+            .build()
+            .map_err(|source| StorageError::Blob {
+                op: "configure S3 bucket",
+                source,
+            })?;
+        Ok(Self::new(Arc::new(s3)))
     }
 
     /// A store that keeps everything in memory, for tests of the layers above.
@@ -602,6 +682,36 @@ mod tests {
     fn content_keys_fan_out_on_the_first_two_hex_digits() {
         let hash = format!("3f{}", "0".repeat(62));
         assert_eq!(content_key(&hash), format!("sha256/3f/{hash}"));
+    }
+
+    #[test]
+    fn an_empty_bucket_name_is_refused() {
+        let config = S3Config {
+            bucket: String::new(),
+            endpoint: Some("http://127.0.0.1:1".to_owned()),
+        };
+        let err = ObjectBlobStore::s3(&config).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StorageError::Blob {
+                    op: "configure S3 bucket",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn an_s3_store_is_built_without_contacting_the_server() {
+        // Port 1 on loopback: nothing answers there, and nothing is asked yet.
+        let config = S3Config {
+            bucket: "vellum".to_owned(),
+            endpoint: Some("http://127.0.0.1:1".to_owned()),
+        };
+        let store = ObjectBlobStore::s3(&config).unwrap();
+        assert_eq!(store.part_size, REMOTE_PART_SIZE);
     }
 
     #[test]
