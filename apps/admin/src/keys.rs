@@ -23,6 +23,13 @@ pub(crate) struct Args {
     command: KeysCommand,
 }
 
+impl Args {
+    /// Whether the command changes the project (servers must then drop what they cached).
+    pub(crate) fn writes(&self) -> bool {
+        !matches!(self.command, KeysCommand::List)
+    }
+}
+
 #[derive(Debug, clap::Subcommand)]
 enum KeysCommand {
     /// Create a key and print its secret once.

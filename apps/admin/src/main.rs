@@ -13,6 +13,7 @@ mod explain;
 mod export;
 mod keys;
 mod migrate;
+mod notify;
 mod roles;
 mod settings;
 
@@ -44,6 +45,12 @@ struct DatabaseArgs {
         hide_env_values = true
     )]
     database_url: String,
+
+    /// Redis URL of the servers (`VELLUM_REDIS_URL`): after a change, their shared epoch is
+    /// bumped so every replica serves it on its next request (without Redis they notice within
+    /// 5 s).
+    #[arg(long, global = true, env = "VELLUM_REDIS_URL", hide_env_values = true)]
+    redis_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,6 +166,15 @@ async fn main() -> ExitCode {
             .await
         }
     };
+    let writes = match &cli.command {
+        Command::Migrate(_) | Command::Apply(_) => true,
+        Command::Keys(args) => args.writes(),
+        Command::Settings(args) => args.writes(),
+        Command::Export(_) | Command::Roles(_) | Command::Explain(_) => false,
+    };
+    if result.is_ok() && writes {
+        notify::changed(&cli.database, &mut std::io::stderr()).await;
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

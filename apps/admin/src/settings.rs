@@ -19,6 +19,13 @@ pub(crate) struct Args {
     command: SettingsCommand,
 }
 
+impl Args {
+    /// Whether the command changes the project (servers must then drop what they cached).
+    pub(crate) fn writes(&self) -> bool {
+        matches!(self.command, SettingsCommand::Set { .. })
+    }
+}
+
 #[derive(Debug, clap::Subcommand)]
 enum SettingsCommand {
     /// Print every setting as a JSON object, or one setting's value.

@@ -44,6 +44,7 @@ impl TestDatabase {
         let cwd = tempfile::tempdir().unwrap();
         assert_cmd::cargo::cargo_bin_cmd!("vellum-admin")
             .env_remove("VELLUM_DATABASE_URL")
+            .env_remove("VELLUM_REDIS_URL")
             .current_dir(cwd.path())
             .arg("--database-url")
             .arg(&self.url)
@@ -705,4 +706,51 @@ async fn the_backend_is_the_one_the_environment_selects() {
     };
     assert_eq!(db.get_database_backend(), expected);
     db.close().await.unwrap();
+}
+
+/// A change is announced to the servers through their Redis epoch; read-only commands do not
+/// touch Redis, and an unreachable Redis is a warning (the change itself is saved).
+#[tokio::test]
+async fn a_change_bumps_the_servers_redis_epoch() {
+    let test = TestDatabase::new().await;
+    let down = "redis://127.0.0.1:1";
+    let output = test.run(&[
+        "--redis-url",
+        down,
+        "settings",
+        "set",
+        "default_locale",
+        "en",
+    ]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("warning: the change is saved"), "{stderr}");
+    let output = test.run(&["--redis-url", down, "settings", "get"]);
+    assert!(output.status.success());
+    assert!(output.stderr.is_empty(), "a read contacted Redis");
+
+    let Some(url) = std::env::var("VELLUM_TEST_REDIS_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
+        eprintln!("skipped the live part: VELLUM_TEST_REDIS_URL is not set");
+        return;
+    };
+    let servers = vellum_http::cache::RedisBackend::new(&url, 1).unwrap();
+    use vellum_http::cache::Epoch as _;
+    let before = servers.current().await;
+    let output = test.run(&[
+        "--redis-url",
+        &url,
+        "keys",
+        "create",
+        "--role",
+        "public",
+        "--name",
+        "k",
+    ]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(servers.current().await > before);
 }

@@ -62,6 +62,33 @@ struct Config {
     #[arg(long, env = "VELLUM_REDIS_URL", hide_env_values = true)]
     redis_url: Option<String>,
 
+    /// S3 bucket for file bytes and transforms (instead of `VELLUM_FILES_DIR`); region and
+    /// credentials come from the usual `AWS_*` variables.
+    #[arg(long, env = "VELLUM_S3_BUCKET")]
+    s3_bucket: Option<String>,
+
+    /// S3-compatible endpoint (MinIO, R2, …) for `VELLUM_S3_BUCKET` [default: AWS].
+    #[arg(long, env = "VELLUM_S3_ENDPOINT", requires = "s3_bucket")]
+    s3_endpoint: Option<String>,
+
+    /// Most database connections per replica [default: 4 per core for SQLite, 10 for
+    /// PostgreSQL].
+    #[arg(long, env = "VELLUM_DB_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    db_max_connections: Option<u32>,
+
+    /// Seconds to wait when opening a database connection.
+    #[arg(long, env = "VELLUM_DB_CONNECT_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    db_connect_timeout: u64,
+
+    /// Seconds a request waits for a free database connection before it gets 503.
+    #[arg(long, env = "VELLUM_DB_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    db_acquire_timeout: u64,
+
+    /// Seconds an API handler may run before the client gets 503 (uploads and streamed file
+    /// bodies are not limited).
+    #[arg(long, env = "VELLUM_REQUEST_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    request_timeout: u64,
+
     /// Tracing filter, in `RUST_LOG` syntax.
     #[arg(long, env = "VELLUM_LOG", default_value = "info")]
     log: String,
@@ -147,6 +174,8 @@ enum ServerError {
     },
     #[error("could not install the tracing subscriber")]
     Tracing(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("invalid VELLUM_REDIS_URL")]
+    Redis(#[source] vellum_http::cache::redis::RedisConfigError),
     #[error("invalid CORS origin")]
     CorsOrigin(#[source] vellum_policy::PolicyError),
     #[error("could not listen on {listen}")]
@@ -187,6 +216,43 @@ fn init_tracing(filter: &str, format: LogFormat) -> Result<(), ServerError> {
 }
 
 impl Config {
+    fn pool(&self) -> vellum_storage::PoolOptions {
+        vellum_storage::PoolOptions {
+            max_connections: self.db_max_connections,
+            connect_timeout: std::time::Duration::from_secs(self.db_connect_timeout),
+            acquire_timeout: std::time::Duration::from_secs(self.db_acquire_timeout),
+        }
+    }
+
+    /// The blob store: the S3 bucket when one is configured, else the local directory.
+    fn blobs(&self) -> Result<vellum_storage::blob::ObjectBlobStore, ServerError> {
+        use vellum_storage::blob::{ObjectBlobStore, S3Config};
+        Ok(match &self.s3_bucket {
+            Some(bucket) => ObjectBlobStore::s3(&S3Config {
+                bucket: bucket.clone(),
+                endpoint: self.s3_endpoint.clone(),
+            })?,
+            None => ObjectBlobStore::local(&self.files_dir)?,
+        })
+    }
+
+    /// The cache, epoch and blob store this replica shares (Redis) or keeps to itself.
+    fn backends(
+        &self,
+        http: &vellum_http::HttpConfig,
+    ) -> Result<vellum_http::Backends, ServerError> {
+        let blobs = std::sync::Arc::new(self.blobs()?);
+        Ok(match &self.redis_url {
+            Some(url) => {
+                let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+                let redis = vellum_http::cache::RedisBackend::new(url, cores * 4)
+                    .map_err(ServerError::Redis)?;
+                vellum_http::Backends::redis(http, blobs, redis)
+            }
+            None => vellum_http::Backends::local(http, blobs),
+        })
+    }
+
     fn http(&self) -> Result<vellum_http::HttpConfig, ServerError> {
         let cors_origins = if self.cors_origins.is_empty() {
             vellum_policy::CorsOrigins::Any
@@ -207,6 +273,7 @@ impl Config {
             json_limit: self.json_limit,
             jpeg_quality: self.jpeg_quality,
             max_image_pixels: self.max_image_pixels,
+            request_timeout: std::time::Duration::from_secs(self.request_timeout),
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -219,21 +286,21 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
         base_url = %config.base_url(),
         database = config.database_backend(),
         files_dir = %config.files_dir.display(),
+        s3_bucket = config.s3_bucket.as_deref(),
         redis = config.redis_url.is_some(),
         cache = ?config.cache,
         demo = cli.demo,
         "configuration loaded"
     );
-    let db = vellum_storage::connect(&config.database_url).await?;
+    let db = vellum_storage::connect_with(&config.database_url, &config.pool()).await?;
     vellum_storage::migrate(&db).await?;
     vellum_storage::access::seed_system(&db).await?;
     if cli.demo {
-        demo(&db, &config.base_url(), &config.files_dir).await?;
+        demo(&db, &config.base_url(), &config.blobs()?).await?;
     }
-    let blobs = std::sync::Arc::new(vellum_storage::blob::ObjectBlobStore::local(
-        &config.files_dir,
-    )?);
-    let state = vellum_http::AppState::with_blobs(db, config.http()?, blobs).await?;
+    let http = config.http()?;
+    let backends = config.backends(&http)?;
+    let state = vellum_http::AppState::with_backends(db, http, backends).await?;
     let mut server =
         actix_web::HttpServer::new(move || vellum_http::app(state.clone())).shutdown_timeout(30);
     if let Some(workers) = config.workers {
@@ -255,11 +322,10 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
 async fn demo(
     db: &vellum_storage::DatabaseConnection,
     base_url: &str,
-    files_dir: &std::path::Path,
+    blobs: &vellum_storage::blob::ObjectBlobStore,
 ) -> Result<(), ServerError> {
     use std::io::Write as _;
-    let blobs = vellum_storage::blob::ObjectBlobStore::local(files_dir)?;
-    let Some(report) = demo::seed(db, &blobs).await? else {
+    let Some(report) = demo::seed(db, blobs).await? else {
         tracing::info!("--demo: the database already has collections; nothing applied");
         return Ok(());
     };
@@ -340,6 +406,12 @@ mod tests {
             ("redis_url", "VELLUM_REDIS_URL", None),
             ("log", "VELLUM_LOG", Some("info")),
             ("cache", "VELLUM_CACHE", Some("on")),
+            ("s3_bucket", "VELLUM_S3_BUCKET", None),
+            ("s3_endpoint", "VELLUM_S3_ENDPOINT", None),
+            ("db_max_connections", "VELLUM_DB_MAX_CONNECTIONS", None),
+            ("db_connect_timeout", "VELLUM_DB_CONNECT_TIMEOUT", Some("5")),
+            ("db_acquire_timeout", "VELLUM_DB_ACQUIRE_TIMEOUT", Some("5")),
+            ("request_timeout", "VELLUM_REQUEST_TIMEOUT", Some("30")),
         ];
         for (id, env, default) in expected {
             let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
@@ -389,6 +461,12 @@ mod tests {
             base_url: None,
             files_dir: PathBuf::from("./data/files"),
             redis_url: None,
+            s3_bucket: None,
+            s3_endpoint: None,
+            db_max_connections: None,
+            db_connect_timeout: 5,
+            db_acquire_timeout: 5,
+            request_timeout: 30,
             log: "info".to_owned(),
             cache: Switch::On,
             log_format: LogFormat::Text,

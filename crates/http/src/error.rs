@@ -36,6 +36,9 @@ pub enum ApiError {
     /// A dependency (the database) is unreachable; the client may retry.
     #[error("service unavailable")]
     Unavailable(#[source] StorageError),
+    /// The handler did not finish within the request timeout (a hung dependency).
+    #[error("the request timed out")]
+    TimedOut,
     /// Anything else: a bug or a broken dependency. Never shown to the client.
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -98,7 +101,7 @@ impl ResponseError for ApiError {
             Self::Forbidden(_) | Self::Rejected(_) => StatusCode::FORBIDDEN,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -118,6 +121,10 @@ impl ResponseError for ApiError {
             Self::PayloadTooLarge => json!({"message": "The request body is too large."}),
             Self::Unavailable(cause) => {
                 tracing::error!(error = %error_chain(cause), "dependency unavailable");
+                json!({"message": "Service unavailable."})
+            }
+            Self::TimedOut => {
+                tracing::error!("request timed out: a dependency is hanging");
                 json!({"message": "Service unavailable."})
             }
             Self::Internal(cause) => {

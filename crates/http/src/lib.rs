@@ -27,7 +27,7 @@ use actix_web::{App, HttpResponse, web};
 use serde_json::json;
 
 pub use error::ApiError;
-pub use state::{AppState, HttpConfig, Snapshot};
+pub use state::{AppState, Backends, HttpConfig, Snapshot};
 
 /// The whole application: health probes at the root, the public API under `/api/v1`.
 pub fn app(
@@ -53,6 +53,7 @@ pub fn app(
             web::scope("/api/v1")
                 .wrap(from_fn(middleware::response_cache))
                 .wrap(from_fn(actor::resolve_actor))
+                .wrap(from_fn(middleware::request_timeout))
                 .wrap(from_fn(middleware::cors))
                 .service(routes::collections::list)
                 .service(routes::collections::show)

@@ -141,6 +141,30 @@ fn decorate(headers: &mut actix_web::http::header::HeaderMap, allow: Option<&All
     }
 }
 
+/// Answers 503 when a handler takes longer than `request_timeout`: a database or store that
+/// hangs (instead of refusing) must not pin connections and workers forever. File uploads are
+/// exempt, since their handler reads the whole body; streamed responses are not affected either,
+/// because the handler returns before their body is sent.
+pub async fn request_timeout(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let limit = req
+        .app_data::<web::Data<AppState>>()
+        .map(|state| state.config().request_timeout);
+    let upload = req.method() == Method::POST && req.path() == "/api/v1/files";
+    let Some(limit) = limit.filter(|_| !upload) else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
+    };
+    match tokio::time::timeout(limit, next.call(req)).await {
+        Ok(res) => res.map(ServiceResponse::map_into_boxed_body),
+        Err(_) => Err(crate::ApiError::TimedOut.into()),
+    }
+}
+
 /// The public API response cache for GET requests under `/api/v1/collections` (never file
 /// bytes, which stream and carry their own validators), after
 /// authentication: the key holds the role, so roles never share entries, and the epoch makes the
@@ -150,16 +174,20 @@ pub async fn response_cache(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let state = req.app_data::<web::Data<AppState>>().cloned();
-    let role = req.extensions().get::<Actor>().map(|a| a.role.name.clone());
+    // The epoch the actor's snapshot was just checked against: reading it again would cost a
+    // second round trip to Redis on every request.
+    let role = req
+        .extensions()
+        .get::<Actor>()
+        .map(|a| (a.role.name.clone(), a.snapshot.epoch()));
     let cacheable = req.method() == Method::GET && req.path().starts_with("/api/v1/collections");
-    let (Some(state), Some(role), true) = (state, role, cacheable) else {
+    let (Some(state), Some((role, epoch)), true) = (state, role, cacheable) else {
         return next
             .call(req)
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
     let key = cache_key(&role, req.path(), req.query_string());
-    let epoch = state.epoch().await;
     if let Some(hit) = state.cache().get(&key, epoch).await {
         let mut res =
             HttpResponse::build(StatusCode::from_u16(hit.status).unwrap_or(StatusCode::OK));

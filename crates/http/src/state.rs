@@ -20,7 +20,7 @@ use vellum_storage::collections::Collection;
 use vellum_storage::project::ProjectSettings;
 use vellum_storage::{DatabaseConnection, StorageError};
 
-use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, ResponseCache};
+use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
 
 /// The HTTP layer's configuration (the server fills it from clap flags and `VELLUM_*` variables).
 #[derive(Debug, Clone)]
@@ -42,6 +42,9 @@ pub struct HttpConfig {
     pub jpeg_quality: u8,
     /// The largest image (width x height) a transform will decode; larger ones get 422.
     pub max_image_pixels: u64,
+    /// How long an API handler may take before the client gets 503 (a hung dependency must not
+    /// hold connections forever). Response bodies that stream (file content) are not limited.
+    pub request_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -55,6 +58,7 @@ impl Default for HttpConfig {
             json_limit: 2 * 1024 * 1024,
             jpeg_quality: 82,
             max_image_pixels: 50_000_000,
+            request_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -121,6 +125,13 @@ impl Snapshot {
         })
     }
 
+    /// The epoch this snapshot was checked against: cached responses computed from it are
+    /// stored under it.
+    #[must_use]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
     #[must_use]
     pub fn collection(&self, slug: &str) -> Option<&Arc<Collection>> {
         self.by_slug.get(slug)
@@ -170,6 +181,51 @@ impl Snapshot {
     }
 }
 
+/// Where the response cache, the epoch and file bytes live.
+#[derive(Debug, Clone)]
+pub struct Backends {
+    pub cache: Arc<dyn ResponseCache>,
+    pub epoch: Arc<dyn Epoch>,
+    pub blobs: Arc<dyn BlobStore>,
+    /// Set when the cache and epoch are in Redis, so readiness checks it.
+    pub redis: Option<Arc<RedisBackend>>,
+}
+
+impl Backends {
+    /// One process: an in-process cache (none when `config.cache` is false) and epoch.
+    #[must_use]
+    pub fn local(config: &HttpConfig, blobs: Arc<dyn BlobStore>) -> Self {
+        let cache: Arc<dyn ResponseCache> = if config.cache {
+            Arc::new(MemoryCache::default())
+        } else {
+            Arc::new(NoCache)
+        };
+        Self {
+            cache,
+            epoch: Arc::new(LocalEpoch::default()),
+            blobs,
+            redis: None,
+        }
+    }
+
+    /// Several replicas: the cache (unless `config.cache` is false) and the epoch in Redis.
+    #[must_use]
+    pub fn redis(config: &HttpConfig, blobs: Arc<dyn BlobStore>, redis: RedisBackend) -> Self {
+        let redis = Arc::new(redis);
+        let cache: Arc<dyn ResponseCache> = if config.cache {
+            Arc::clone(&redis) as Arc<dyn ResponseCache>
+        } else {
+            Arc::new(NoCache)
+        };
+        Self {
+            cache,
+            epoch: Arc::clone(&redis) as Arc<dyn Epoch>,
+            blobs,
+            redis: Some(redis),
+        }
+    }
+}
+
 /// Shared by every worker; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct AppState {
@@ -183,6 +239,7 @@ struct Inner {
     cache: Arc<dyn ResponseCache>,
     epoch: Arc<dyn Epoch>,
     blobs: Arc<dyn BlobStore>,
+    redis: Option<Arc<RedisBackend>>,
     /// One lock per transform being computed, so concurrent first requests resize once.
     transforms_in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -215,34 +272,29 @@ impl AppState {
         config: HttpConfig,
         blobs: Arc<dyn BlobStore>,
     ) -> Result<Self, StorageError> {
-        let cache: Arc<dyn ResponseCache> = if config.cache {
-            Arc::new(MemoryCache::default())
-        } else {
-            Arc::new(NoCache)
-        };
-        Self::with_backends(db, config, cache, Arc::new(LocalEpoch::default()), blobs).await
+        let backends = Backends::local(&config, blobs);
+        Self::with_backends(db, config, backends).await
     }
 
-    /// State over a given cache, epoch and blob store (shared backends for several replicas).
+    /// State over the given cache, epoch and blob store (shared backends for several replicas).
     ///
     /// # Errors
     /// When the project cannot be read from the database.
     pub async fn with_backends(
         db: DatabaseConnection,
         config: HttpConfig,
-        cache: Arc<dyn ResponseCache>,
-        epoch: Arc<dyn Epoch>,
-        blobs: Arc<dyn BlobStore>,
+        backends: Backends,
     ) -> Result<Self, StorageError> {
-        let current = epoch.current().await;
+        let current = backends.epoch.current().await;
         let snapshot = Snapshot::load(&db, current).await?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
                 config,
-                cache,
-                epoch,
-                blobs,
+                cache: backends.cache,
+                epoch: backends.epoch,
+                blobs: backends.blobs,
+                redis: backends.redis,
                 transforms_in_flight: Mutex::new(HashMap::new()),
                 snapshot: RwLock::new(Arc::new(snapshot)),
                 rebuilding: tokio::sync::Mutex::new(()),
@@ -288,6 +340,11 @@ impl AppState {
         if Arc::strong_count(lock) <= 2 {
             map.remove(key);
         }
+    }
+
+    /// The Redis backend, when configured: `/health/ready` checks it.
+    pub(crate) fn redis(&self) -> Option<&RedisBackend> {
+        self.inner.redis.as_deref()
     }
 
     pub(crate) fn cache(&self) -> &dyn ResponseCache {

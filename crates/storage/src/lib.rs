@@ -40,13 +40,48 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
     Migrator::up(db, None).await.map_err(StorageError::Migrate)
 }
 
+/// How the connection pool is sized and how long it waits (`VELLUM_DB_*` settings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// The most connections open at once; `None` picks per backend: 4 per core for a SQLite
+    /// file (clamped to 4..=32), the driver's default (10) for PostgreSQL.
+    pub max_connections: Option<u32>,
+    /// How long opening one connection may take. An unreachable database fails start-up, and
+    /// requests, within this instead of the driver's default 30 s.
+    pub connect_timeout: std::time::Duration,
+    /// How long a request waits for a free (or new) connection before it gets 503.
+    pub acquire_timeout: std::time::Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: None,
+            connect_timeout: std::time::Duration::from_secs(5),
+            acquire_timeout: std::time::Duration::from_secs(5),
+        }
+    }
+}
+
+/// Opens a connection pool to `url` with the default [`PoolOptions`].
+///
+/// # Errors
+///
+/// As [`connect_with`].
+pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
+    connect_with(url, &PoolOptions::default()).await
+}
+
 /// Opens a connection pool to `url`: `sqlite://…` (the embedded default) or `postgres://…`.
 ///
 /// # Errors
 ///
 /// [`StorageError::Connect`] when the URL is malformed, names an unsupported backend, or the
 /// database does not answer.
-pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
+pub async fn connect_with(
+    url: &str,
+    pool: &PoolOptions,
+) -> Result<DatabaseConnection, StorageError> {
     use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
     // Checked here because the driver's own error for an unknown scheme quotes the whole URL,
     // password included, and errors end up in logs.
@@ -58,17 +93,20 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
     }
     create_sqlite_dir(url)?;
     let mut options = ConnectOptions::new(url);
-    // An unreachable database fails start-up (and requests) within seconds instead of the
-    // driver's default 30 s.
     options
-        .connect_timeout(std::time::Duration::from_secs(5))
-        .acquire_timeout(std::time::Duration::from_secs(5));
+        .connect_timeout(pool.connect_timeout)
+        .acquire_timeout(pool.acquire_timeout);
     // sea-orm gives SQLite a single connection unless told otherwise, which serializes every
     // request behind one query at a time. In WAL mode readers run in parallel (writers still
     // take turns through `BEGIN IMMEDIATE` and the busy timeout), so a file database gets a
     // few connections per core. An in-memory database must stay on one: each connection
     // would open its own empty database.
-    if scheme == "sqlite" && !url.contains(":memory:") && !url.contains("mode=memory") {
+    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    if scheme == "sqlite" && in_memory {
+        options.max_connections(1);
+    } else if let Some(max) = pool.max_connections {
+        options.max_connections(max.max(1));
+    } else if scheme == "sqlite" {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         options.max_connections(u32::try_from(cores * 4).unwrap_or(16).clamp(4, 32));
     }
@@ -140,6 +178,27 @@ mod tests {
         let chain = format!("{err}: {}", std::error::Error::source(&err).unwrap());
         assert!(chain.contains("unsupported database URL scheme"), "{chain}");
         assert!(!chain.contains("hunter2"), "the password leaked: {chain}");
+    }
+
+    #[tokio::test]
+    async fn the_connect_timeout_is_configurable() {
+        // A listener that accepts but never answers: the driver waits for the server's greeting.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let options = PoolOptions {
+            connect_timeout: std::time::Duration::from_millis(300),
+            acquire_timeout: std::time::Duration::from_millis(300),
+            ..PoolOptions::default()
+        };
+        let started = std::time::Instant::now();
+        let err = connect_with(
+            &format!("postgres://nobody:pw@127.0.0.1:{port}/x"),
+            &options,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, StorageError::Connect(_)), "{err:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
     }
 
     #[tokio::test]

@@ -14,6 +14,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
+pub mod redis;
+
+pub use redis::RedisBackend;
+
 /// The safety-net lifetime of a cached response (the spec's Limits table).
 pub const CACHE_TTL: Duration = Duration::from_secs(120);
 

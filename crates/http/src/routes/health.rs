@@ -23,7 +23,7 @@ pub async fn live() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// Checks each dependency; 503 when one fails. The failure's cause goes to the log only.
+/// Checks each dependency (the database, and Redis when configured); 503 when one fails. The failure's cause goes to the log only.
 #[get("/health/ready")]
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     let database = match tokio::time::timeout(CHECK_TIMEOUT, state.db().ping()).await {
@@ -38,10 +38,22 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
             "failed"
         }
     };
-    let healthy = database == "ok";
+    let mut checks = serde_json::Map::new();
+    checks.insert("database".to_owned(), database.into());
+    if let Some(redis) = state.redis() {
+        // The ping has its own timeout, well under CHECK_TIMEOUT; state changes are logged by
+        // the backend itself.
+        let outcome = if redis.ping().await.is_ok() {
+            "ok"
+        } else {
+            "failed"
+        };
+        checks.insert("redis".to_owned(), outcome.into());
+    }
+    let healthy = checks.values().all(|v| v == "ok");
     let body = json!({
         "status": if healthy { "ok" } else { "failed" },
-        "checks": {"database": database},
+        "checks": checks,
     });
     if healthy {
         HttpResponse::Ok().json(body)

@@ -23,4 +23,5 @@ mod items_read;
 mod items_write;
 mod origin_cors;
 mod properties;
+mod redis;
 mod smoke;

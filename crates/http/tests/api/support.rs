@@ -7,7 +7,8 @@ use actix_web::http::header::HeaderMap;
 use actix_web::http::{Method, StatusCode};
 use actix_web::test::{self, TestRequest};
 use serde_json::Value;
-use vellum_http::{AppState, HttpConfig, app};
+use vellum_http::cache::RedisBackend;
+use vellum_http::{AppState, Backends, HttpConfig, app};
 use vellum_storage::testing::TestDb;
 
 /// The `base_url` every test app uses, so tests can compare file URLs exactly.
@@ -59,7 +60,7 @@ impl TestApp {
             .await
             .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
         config.base_url = BASE_URL.to_owned();
-        let state = AppState::new(db.conn.clone(), config).await.unwrap();
+        let state = state_for(db.conn.clone(), config).await;
         Self {
             db,
             state,
@@ -87,16 +88,7 @@ impl TestApp {
     /// Sends `req` (peer address 127.0.0.1 unless the request sets one) to a fresh service over
     /// this app's state.
     pub async fn send(&self, req: TestRequest) -> Response {
-        let service = test::init_service(app(self.state.clone())).await;
-        let res = test::call_service(&service, req.to_request()).await;
-        let status = res.status();
-        let headers = res.headers().clone();
-        let body = test::read_body(res).await.to_vec();
-        Response {
-            status,
-            headers,
-            body,
-        }
+        send_to(&self.state, req).await
     }
 
     /// A request builder with the default peer address.
@@ -206,6 +198,52 @@ pub fn blog() -> Value {
     })
 }
 
+/// Sends `req` to a fresh service over `state` (another replica of a [`TestApp`]'s database).
+pub async fn send_to(state: &AppState, req: TestRequest) -> Response {
+    let service = test::init_service(app(state.clone())).await;
+    let res = test::call_service(&service, req.to_request()).await;
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = test::read_body(res).await.to_vec();
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Environment variable naming a Redis server: when set, every test app keeps its response
+/// cache and epoch there (in a namespace of its own), as replicas do.
+pub const REDIS_ENV: &str = "VELLUM_TEST_REDIS_URL";
+
+/// The readiness body expected from a test app: with `database` as the database check, and a
+/// passing Redis check when the apps use Redis.
+pub fn ready_body(status: &str, database: &str) -> Value {
+    let mut checks = serde_json::json!({"database": database});
+    if std::env::var(REDIS_ENV).is_ok_and(|u| !u.trim().is_empty()) {
+        checks["redis"] = "ok".into();
+    }
+    serde_json::json!({"status": status, "checks": checks})
+}
+
+/// The app state over `conn`: in-process cache and epoch, or Redis when [`REDIS_ENV`] is set.
+async fn state_for(conn: vellum_storage::DatabaseConnection, config: HttpConfig) -> AppState {
+    let blobs = std::sync::Arc::new(vellum_storage::blob::ObjectBlobStore::in_memory());
+    let backends = match std::env::var(REDIS_ENV) {
+        Ok(url) if !url.trim().is_empty() => {
+            let namespace = format!("vellum-test-{}:", uuid::Uuid::new_v4());
+            let redis = RedisBackend::new(url.trim(), 4)
+                .unwrap()
+                .with_namespace(&namespace);
+            Backends::redis(&config, blobs, redis)
+        }
+        _ => Backends::local(&config, blobs),
+    };
+    AppState::with_backends(conn, config, backends)
+        .await
+        .unwrap()
+}
+
 /// As [`TestApp::with_config`], but every SQL statement the app's connection runs bumps the
 /// returned counter (sea-orm's metric callback, installed before the state is built). Setup
 /// done through `app.db.conn` is not counted.
@@ -227,7 +265,7 @@ pub async fn with_statement_counter(
         counted.fetch_add(1, Ordering::SeqCst);
     });
     config.base_url = BASE_URL.to_owned();
-    let state = AppState::new(conn, config).await.unwrap();
+    let state = state_for(conn, config).await;
     let app = TestApp {
         db,
         state,

@@ -1,0 +1,31 @@
+//! Telling running servers that the project changed.
+//!
+//! Servers keep a snapshot of the project (settings, schema, roles) and cached responses, both
+//! keyed by an epoch. A change made here is in the database already; with Redis configured the
+//! shared epoch is bumped so every replica rebuilds on its next request. Without Redis each server
+//! notices by itself within its snapshot TTL (5 s), so a failed bump is a warning, not an error:
+//! the change itself succeeded.
+
+use std::io::Write;
+
+use vellum_http::cache::RedisBackend;
+
+use crate::DatabaseArgs;
+
+/// Bumps the servers' shared epoch when `--redis-url` is set; reports a failure on `stderr`.
+pub(crate) async fn changed(database: &DatabaseArgs, stderr: &mut impl Write) {
+    let Some(url) = database.redis_url.as_deref() else {
+        return;
+    };
+    let outcome = match RedisBackend::new(url, 1) {
+        Ok(redis) => redis.try_bump().await,
+        Err(err) => Err(err.to_string()),
+    };
+    if let Err(error) = outcome {
+        let _ = writeln!(
+            stderr,
+            "warning: the change is saved, but Redis could not be told ({error}); servers will \
+             serve it within 5 s"
+        );
+    }
+}
