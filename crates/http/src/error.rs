@@ -33,7 +33,7 @@ pub enum ApiError {
     /// The request body is larger than the configured limit.
     #[error("the request body is too large")]
     PayloadTooLarge,
-    /// A dependency (the database) is unreachable; the client may retry.
+    /// A dependency (the database, the blob store) is unreachable; the client may retry.
     #[error("service unavailable")]
     Unavailable(#[source] StorageError),
     /// The handler did not finish within the request timeout (a hung dependency).
@@ -77,11 +77,12 @@ impl From<StorageError> for ApiError {
             ),
             StorageError::Conflict(message) => Self::invalid("data", message),
             StorageError::Db(ref db) if is_unavailable(db) => Self::Unavailable(err),
-            StorageError::Connect(_) => Self::Unavailable(err),
+            // The blob store (a bucket, a disk) failing is a dependency outage, like the
+            // database's: retryable, not a bug (a missing blob is `NotFound` above).
+            StorageError::Connect(_) | StorageError::Blob { .. } => Self::Unavailable(err),
             StorageError::Migrate(_)
             | StorageError::Db(_)
             | StorageError::Corrupt(_)
-            | StorageError::Blob { .. }
             | StorageError::Io { .. } => Self::internal(err),
         }
     }

@@ -392,3 +392,93 @@ async fn content_is_403_and_404_like_show() {
         "public folder",
     );
 }
+
+/// A blob store whose backend is gone (a bucket that does not answer): every operation fails.
+#[derive(Debug)]
+struct UnreachableBlobs;
+
+fn unreachable(op: &'static str) -> vellum_storage::StorageError {
+    vellum_storage::StorageError::Blob {
+        op,
+        source: object_store::Error::Generic {
+            store: "S3",
+            source: "connection refused".into(),
+        },
+    }
+}
+
+#[async_trait::async_trait]
+impl vellum_storage::blob::BlobStore for UnreachableBlobs {
+    async fn put_stream(
+        &self,
+        _body: futures_util::stream::BoxStream<'_, Result<bytes::Bytes, std::io::Error>>,
+        _limit: Option<u64>,
+    ) -> Result<vellum_storage::blob::StoredBlob, vellum_storage::StorageError> {
+        Err(unreachable("put"))
+    }
+    async fn put_bytes(
+        &self,
+        _key: &str,
+        _bytes: bytes::Bytes,
+    ) -> Result<(), vellum_storage::StorageError> {
+        Err(unreachable("put"))
+    }
+    async fn get(
+        &self,
+        _key: &str,
+        _range: Option<std::ops::Range<u64>>,
+    ) -> Result<vellum_storage::blob::BlobStream, vellum_storage::StorageError> {
+        Err(unreachable("get"))
+    }
+    async fn head(&self, _key: &str) -> Result<Option<u64>, vellum_storage::StorageError> {
+        Err(unreachable("head"))
+    }
+    async fn delete(&self, _key: &str) -> Result<(), vellum_storage::StorageError> {
+        Err(unreachable("delete"))
+    }
+}
+
+/// The blob store failing is a dependency outage: 503 with the envelope, for uploads, content and
+/// transforms alike, while metadata (the database) is still served.
+#[actix_web::test]
+async fn an_unreachable_blob_store_gives_503_and_metadata_still_works() {
+    let mut app = TestApp::new(project()).await;
+    let id = upload_into(&app, None, "cover.png", &png(40, 30)).await;
+    let config = vellum_http::HttpConfig {
+        base_url: crate::support::BASE_URL.to_owned(),
+        ..vellum_http::HttpConfig::default()
+    };
+    app.state = vellum_http::AppState::with_blobs(
+        app.db.conn.clone(),
+        config,
+        std::sync::Arc::new(UnreachableBlobs),
+    )
+    .await
+    .unwrap();
+    let upload = app
+        .upload(
+            Some("admin-key"),
+            &[Part::file("x.bin", "application/octet-stream", b"bytes")],
+        )
+        .await;
+    let content = app.get_as("admin-key", &content_path(id)).await;
+    let transform = app
+        .get_as(
+            "admin-key",
+            &format!("{}/transforms/thumbnail", file_path(id)),
+        )
+        .await;
+    for (what, res) in [
+        ("upload", &upload),
+        ("content", &content),
+        ("transform", &transform),
+    ] {
+        assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE, "{what}");
+        assert_eq!(
+            res.json(),
+            json!({"message": "Service unavailable."}),
+            "{what}"
+        );
+    }
+    assert_ok(&app.get_as("admin-key", &file_path(id)).await, "show");
+}
