@@ -14,6 +14,7 @@ pub mod cache;
 mod error;
 pub mod ingest;
 pub mod middleware;
+pub mod openapi;
 pub mod query;
 mod render;
 pub mod resources;
@@ -55,6 +56,7 @@ pub fn app(
                 .wrap(from_fn(actor::resolve_actor))
                 .wrap(from_fn(middleware::request_timeout))
                 .wrap(from_fn(middleware::cors))
+                .service(openapi::serve)
                 .service(routes::collections::list)
                 .service(routes::collections::show)
                 .service(routes::items::list)

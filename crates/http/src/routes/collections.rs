@@ -9,6 +9,16 @@ use crate::error::ApiError;
 use crate::resources::{collection_resource, collection_summary};
 
 /// Only the collections the role may read; never an error for missing grants.
+#[utoipa::path(
+    tag = "collections",
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The collections the role may read (possibly none)", content_type = "application/json", body = crate::openapi::CollectionList),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/collections")]
 pub async fn list(actor: Actor) -> HttpResponse {
     let data: Vec<Value> = actor
@@ -21,6 +31,18 @@ pub async fn list(actor: Actor) -> HttpResponse {
     HttpResponse::Ok().json(json!({ "data": data }))
 }
 
+#[utoipa::path(
+    tag = "collections",
+    security((), ("bearer" = [])),
+    params(("slug" = String, Path, description = "Collection slug")),
+    responses(
+        (status = 200, description = "The collection and the fields the role may read", content_type = "application/json", body = crate::openapi::CollectionEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/collections/{slug}")]
 pub async fn show(actor: Actor, slug: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let collection = actor.snapshot.collection(&slug).ok_or(ApiError::NotFound)?;

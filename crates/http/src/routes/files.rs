@@ -66,6 +66,18 @@ async fn readable_file(state: &AppState, actor: &Actor, id: &str) -> Result<Stor
     }
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    params(crate::openapi::FileListParams),
+    responses(
+        (status = 200, description = "A page of a folder's entries (or of search results)", content_type = "application/json", body = crate::openapi::FilePage),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/files")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -125,6 +137,18 @@ pub async fn list(
     })))
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    params(("id" = i64, Path, description = "File id")),
+    responses(
+        (status = 200, description = "The file or folder", content_type = "application/json", body = crate::openapi::FileEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/files/{id}")]
 pub async fn show(
     state: web::Data<AppState>,
@@ -143,6 +167,18 @@ struct Form {
     parent_id: Option<i64>,
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    request_body(content_type = "multipart/form-data", content = crate::openapi::UploadFileForm),
+    responses(
+        (status = 201, description = "The uploaded file", content_type = "application/json", body = crate::openapi::FileEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[post("/files")]
 pub async fn upload(
     state: web::Data<AppState>,
@@ -312,6 +348,21 @@ fn clean_filename(raw: &str) -> String {
     }
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    params(("id" = i64, Path, description = "File id")),
+    request_body(content_type = "application/json", content = crate::openapi::UpdateFileRequest),
+    responses(
+        (status = 200, description = "The updated file", content_type = "application/json", body = crate::openapi::FileEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 413, response = crate::openapi::TooLarge),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[patch("/files/{id}")]
 pub async fn update(
     state: web::Data<AppState>,
@@ -434,6 +485,18 @@ fn focal(
     }
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    params(("id" = i64, Path, description = "File id")),
+    responses(
+        (status = 204, description = "Soft-deleted"),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[delete("/files/{id}")]
 pub async fn destroy(
     state: web::Data<AppState>,
@@ -460,6 +523,21 @@ struct Bytes200<'a> {
     ranges: bool,
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    params(("id" = i64, Path, description = "File id")),
+    responses(
+        (status = 200, description = "The original bytes (ETag, Last-Modified, Cache-Control)", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 206, description = "One requested byte range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 416, description = "The requested range is not satisfiable (`Content-Range: bytes */size`)", content_type = "application/json", body = crate::openapi::ErrorBody),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/files/{id}/content")]
 pub async fn content(
     state: web::Data<AppState>,
@@ -499,6 +577,20 @@ pub async fn content(
     .await
 }
 
+#[utoipa::path(
+    tag = "files",
+    security((), ("bearer" = [])),
+    params(("id" = i64, Path, description = "File id"), ("key" = String, Path, description = "`thumbnail`, `small`, `medium`, `large` or `size-N` (N from 1 to 4096)")),
+    responses(
+        (status = 200, description = "The transformed image, in the source format", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/files/{id}/transforms/{key}")]
 pub async fn transform(
     state: web::Data<AppState>,

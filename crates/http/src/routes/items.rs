@@ -50,6 +50,19 @@ fn scope<'a>(
     }
 }
 
+#[utoipa::path(
+    tag = "items",
+    security((), ("bearer" = [])),
+    params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemListParams),
+    responses(
+        (status = 200, description = "A page of items", content_type = "application/json", body = crate::openapi::ItemPage),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/collections/{slug}/items")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -94,6 +107,19 @@ pub async fn list(
     })))
 }
 
+#[utoipa::path(
+    tag = "items",
+    security((), ("bearer" = [])),
+    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemReadParams),
+    responses(
+        (status = 200, description = "The item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[get("/collections/{slug}/items/{id}")]
 pub async fn show(
     state: web::Data<AppState>,
@@ -119,6 +145,21 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
 }
 
+#[utoipa::path(
+    tag = "items",
+    security((), ("bearer" = [])),
+    params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemWriteParams),
+    request_body(content_type = "application/json", content = crate::openapi::ItemWriteRequest),
+    responses(
+        (status = 201, description = "The created item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 413, response = crate::openapi::TooLarge),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[post("/collections/{slug}/items")]
 pub async fn create(
     state: web::Data<AppState>,
@@ -153,6 +194,21 @@ pub async fn create(
     Ok(HttpResponse::Created().json(json!({ "data": data })))
 }
 
+#[utoipa::path(
+    tag = "items",
+    security((), ("bearer" = [])),
+    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemWriteParams),
+    request_body(content_type = "application/json", content = crate::openapi::ItemWriteRequest),
+    responses(
+        (status = 200, description = "The updated item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 413, response = crate::openapi::TooLarge),
+        (status = 422, response = crate::openapi::Invalid),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[patch("/collections/{slug}/items/{id}")]
 pub async fn update(
     state: web::Data<AppState>,
@@ -198,6 +254,18 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
 }
 
+#[utoipa::path(
+    tag = "items",
+    security((), ("bearer" = [])),
+    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id")),
+    responses(
+        (status = 204, description = "Soft-deleted"),
+        (status = 401, response = crate::openapi::Unauthenticated),
+        (status = 403, response = crate::openapi::Forbidden),
+        (status = 404, response = crate::openapi::NotFound),
+        (status = 503, response = crate::openapi::Unavailable),
+    )
+)]
 #[delete("/collections/{slug}/items/{id}")]
 pub async fn destroy(
     state: web::Data<AppState>,

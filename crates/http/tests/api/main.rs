@@ -21,6 +21,7 @@ mod files_transforms;
 mod health;
 mod items_read;
 mod items_write;
+mod openapi;
 mod origin_cors;
 mod properties;
 mod redis;

@@ -199,12 +199,21 @@ pub fn blog() -> Value {
 }
 
 /// Sends `req` to a fresh service over `state` (another replica of a [`TestApp`]'s database).
+///
+/// Every response is checked against the OpenAPI description ([`crate::openapi::check`]).
 pub async fn send_to(state: &AppState, req: TestRequest) -> Response {
     let service = test::init_service(app(state.clone())).await;
-    let res = test::call_service(&service, req.to_request()).await;
+    let req = req.to_request();
+    let (method, path) = (req.method().clone(), req.path().to_owned());
+    let res = test::call_service(&service, req).await;
     let status = res.status();
     let headers = res.headers().clone();
     let body = test::read_body(res).await.to_vec();
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    crate::openapi::check(&method, &path, status, content_type, &body);
     Response {
         status,
         headers,
