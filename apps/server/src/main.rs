@@ -227,9 +227,9 @@ impl Config {
     /// The blob store: the S3 bucket when one is configured, else the local directory.
     fn blobs(&self) -> Result<vellum_storage::blob::ObjectBlobStore, ServerError> {
         use vellum_storage::blob::{ObjectBlobStore, S3Config};
-        Ok(match &self.s3_bucket {
+        Ok(match self.s3_bucket.as_deref().filter(|b| !b.trim().is_empty()) {
             Some(bucket) => ObjectBlobStore::s3(&S3Config {
-                bucket: bucket.clone(),
+                bucket: bucket.to_owned(),
                 endpoint: self.s3_endpoint.clone(),
             })?,
             None => ObjectBlobStore::local(&self.files_dir)?,
@@ -242,7 +242,8 @@ impl Config {
         http: &vellum_http::HttpConfig,
     ) -> Result<vellum_http::Backends, ServerError> {
         let blobs = std::sync::Arc::new(self.blobs()?);
-        Ok(match &self.redis_url {
+        // An empty variable (`VELLUM_REDIS_URL=`) means "not configured", as for S3 below.
+        Ok(match self.redis_url.as_deref().filter(|u| !u.trim().is_empty()) {
             Some(url) => {
                 let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
                 let redis = vellum_http::cache::RedisBackend::new(url, cores * 4)

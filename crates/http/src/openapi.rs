@@ -31,6 +31,7 @@ fn document_bytes() -> &'static [u8] {
 
 /// This description (OpenAPI 3.1).
 #[utoipa::path(
+    operation_id = "openapi",
     tag = "meta",
     security((), ("bearer" = [])),
     responses(
@@ -502,6 +503,16 @@ mod tests {
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
         );
+        let mut ids: Vec<&str> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|p| p.as_object().unwrap().values())
+            .map(|op| op["operationId"].as_str().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 15, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

@@ -10,6 +10,7 @@ use crate::resources::{collection_resource, collection_summary};
 
 /// Only the collections the role may read; never an error for missing grants.
 #[utoipa::path(
+    operation_id = "listCollections",
     tag = "collections",
     security((), ("bearer" = [])),
     responses(
@@ -32,6 +33,7 @@ pub async fn list(actor: Actor) -> HttpResponse {
 }
 
 #[utoipa::path(
+    operation_id = "showCollection",
     tag = "collections",
     security((), ("bearer" = [])),
     params(("slug" = String, Path, description = "Collection slug")),

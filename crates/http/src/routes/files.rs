@@ -67,6 +67,7 @@ async fn readable_file(state: &AppState, actor: &Actor, id: &str) -> Result<Stor
 }
 
 #[utoipa::path(
+    operation_id = "listFiles",
     tag = "files",
     security((), ("bearer" = [])),
     params(crate::openapi::FileListParams),
@@ -138,6 +139,7 @@ pub async fn list(
 }
 
 #[utoipa::path(
+    operation_id = "showFile",
     tag = "files",
     security((), ("bearer" = [])),
     params(("id" = i64, Path, description = "File id")),
@@ -168,6 +170,7 @@ struct Form {
 }
 
 #[utoipa::path(
+    operation_id = "uploadFile",
     tag = "files",
     security((), ("bearer" = [])),
     request_body(content_type = "multipart/form-data", content = crate::openapi::UploadFileForm),
@@ -349,6 +352,7 @@ fn clean_filename(raw: &str) -> String {
 }
 
 #[utoipa::path(
+    operation_id = "updateFile",
     tag = "files",
     security((), ("bearer" = [])),
     params(("id" = i64, Path, description = "File id")),
@@ -486,6 +490,7 @@ fn focal(
 }
 
 #[utoipa::path(
+    operation_id = "deleteFile",
     tag = "files",
     security((), ("bearer" = [])),
     params(("id" = i64, Path, description = "File id")),
@@ -524,12 +529,13 @@ struct Bytes200<'a> {
 }
 
 #[utoipa::path(
+    operation_id = "fileContent",
     tag = "files",
     security((), ("bearer" = [])),
     params(("id" = i64, Path, description = "File id")),
     responses(
-        (status = 200, description = "The original bytes (ETag, Last-Modified, Cache-Control)", content_type = "application/octet-stream", body = Vec<u8>),
-        (status = 206, description = "One requested byte range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 200, description = "The original bytes, as the file's own MIME type (ETag, Last-Modified, Cache-Control)", content((Vec<u8> = "application/octet-stream"), (Vec<u8> = "*/*"))),
+        (status = 206, description = "One requested byte range", content((Vec<u8> = "application/octet-stream"), (Vec<u8> = "*/*"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 416, description = "The requested range is not satisfiable (`Content-Range: bytes */size`)", content_type = "application/json", body = crate::openapi::ErrorBody),
         (status = 401, response = crate::openapi::Unauthenticated),
@@ -578,11 +584,12 @@ pub async fn content(
 }
 
 #[utoipa::path(
+    operation_id = "fileTransform",
     tag = "files",
     security((), ("bearer" = [])),
     params(("id" = i64, Path, description = "File id"), ("key" = String, Path, description = "`thumbnail`, `small`, `medium`, `large` or `size-N` (N from 1 to 4096)")),
     responses(
-        (status = 200, description = "The transformed image, in the source format", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 200, description = "The transformed image, in the source format", content((Vec<u8> = "application/octet-stream"), (Vec<u8> = "*/*"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),

@@ -51,6 +51,7 @@ fn scope<'a>(
 }
 
 #[utoipa::path(
+    operation_id = "listItems",
     tag = "items",
     security((), ("bearer" = [])),
     params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemListParams),
@@ -108,6 +109,7 @@ pub async fn list(
 }
 
 #[utoipa::path(
+    operation_id = "showItem",
     tag = "items",
     security((), ("bearer" = [])),
     params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemReadParams),
@@ -146,6 +148,7 @@ pub async fn show(
 }
 
 #[utoipa::path(
+    operation_id = "createItem",
     tag = "items",
     security((), ("bearer" = [])),
     params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemWriteParams),
@@ -195,6 +198,7 @@ pub async fn create(
 }
 
 #[utoipa::path(
+    operation_id = "updateItem",
     tag = "items",
     security((), ("bearer" = [])),
     params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemWriteParams),
@@ -255,6 +259,7 @@ pub async fn update(
 }
 
 #[utoipa::path(
+    operation_id = "deleteItem",
     tag = "items",
     security((), ("bearer" = [])),
     params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id")),
