@@ -121,7 +121,9 @@ pub fn check(method: &Method, path: &str, status: StatusCode, content_type: &str
             .unwrap_or_else(|e| panic!("{method} {path} {status}: not JSON: {e}"));
         let schema = format!("{pointer}/content/application~1json/schema");
         if let Err(errors) = validate(&schema, &value) {
-            panic!("{method} {path} {status} does not match the OpenAPI description: {errors}\n{value}");
+            panic!(
+                "{method} {path} {status} does not match the OpenAPI description: {errors}\n{value}"
+            );
         }
     }
 }
@@ -166,7 +168,13 @@ fn the_checker_rejects_drift() {
     let missing_key = br#"{"data":[{"id":1,"name":"A","slug":"a"}]}"#;
     for body in [&extra_key[..], &missing_key[..]] {
         let caught = std::panic::catch_unwind(|| {
-            check(&Method::GET, "/api/v1/collections", StatusCode::OK, ct, body);
+            check(
+                &Method::GET,
+                "/api/v1/collections",
+                StatusCode::OK,
+                ct,
+                body,
+            );
         });
         assert!(caught.is_err(), "{}", String::from_utf8_lossy(body));
     }
@@ -180,4 +188,38 @@ fn the_checker_rejects_drift() {
         );
     });
     assert!(caught.is_err());
+}
+
+/// docs/api.md's operations table lists exactly the described operations (id, method, path).
+#[test]
+fn the_api_docs_list_every_operation() {
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md")).unwrap();
+    let mut described = Vec::new();
+    for (path, item) in document()["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let id = operation["operationId"].as_str().unwrap();
+            described.push(format!(
+                "| `{id}` | `{} {path}` |",
+                method.to_ascii_uppercase()
+            ));
+        }
+    }
+    for row in &described {
+        assert!(docs.contains(row.as_str()), "docs/api.md lacks {row}");
+    }
+    let documented = docs
+        .lines()
+        .filter(|l| {
+            l.starts_with("| `")
+                && ["` | `GET ", "` | `POST ", "` | `PATCH ", "` | `DELETE "]
+                    .iter()
+                    .any(|m| l.contains(m))
+        })
+        .count();
+    assert_eq!(
+        documented,
+        described.len(),
+        "docs/api.md lists other operations"
+    );
 }
