@@ -11,6 +11,7 @@ use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -88,6 +89,21 @@ struct Config {
     /// bodies are not limited).
     #[arg(long, env = "VELLUM_REQUEST_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     request_timeout: u64,
+
+    /// Seconds a client has to send a request's headers (slow-loris); slower clients get 408
+    /// and are disconnected.
+    #[arg(long, env = "VELLUM_CLIENT_REQUEST_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    client_request_timeout: u64,
+
+    /// Seconds a connection may take to shut down once its response is sent (a client that
+    /// never closes its side is dropped after this).
+    #[arg(long, env = "VELLUM_CLIENT_DISCONNECT_TIMEOUT", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    client_disconnect_timeout: u64,
+
+    /// Seconds reading a request body (uploads included) may wait for its next bytes before the
+    /// client gets 408.
+    #[arg(long, env = "VELLUM_BODY_READ_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    body_read_timeout: u64,
 
     /// Tracing filter, in `RUST_LOG` syntax.
     #[arg(long, env = "VELLUM_LOG", default_value = "info")]
@@ -227,13 +243,15 @@ impl Config {
     /// The blob store: the S3 bucket when one is configured, else the local directory.
     fn blobs(&self) -> Result<vellum_storage::blob::ObjectBlobStore, ServerError> {
         use vellum_storage::blob::{ObjectBlobStore, S3Config};
-        Ok(match self.s3_bucket.as_deref().filter(|b| !b.trim().is_empty()) {
-            Some(bucket) => ObjectBlobStore::s3(&S3Config {
-                bucket: bucket.to_owned(),
-                endpoint: self.s3_endpoint.clone(),
-            })?,
-            None => ObjectBlobStore::local(&self.files_dir)?,
-        })
+        Ok(
+            match self.s3_bucket.as_deref().filter(|b| !b.trim().is_empty()) {
+                Some(bucket) => ObjectBlobStore::s3(&S3Config {
+                    bucket: bucket.to_owned(),
+                    endpoint: self.s3_endpoint.clone(),
+                })?,
+                None => ObjectBlobStore::local(&self.files_dir)?,
+            },
+        )
     }
 
     /// The cache, epoch and blob store this replica shares (Redis) or keeps to itself.
@@ -243,15 +261,18 @@ impl Config {
     ) -> Result<vellum_http::Backends, ServerError> {
         let blobs = std::sync::Arc::new(self.blobs()?);
         // An empty variable (`VELLUM_REDIS_URL=`) means "not configured", as for S3 below.
-        Ok(match self.redis_url.as_deref().filter(|u| !u.trim().is_empty()) {
-            Some(url) => {
-                let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-                let redis = vellum_http::cache::RedisBackend::new(url, cores * 4)
-                    .map_err(ServerError::Redis)?;
-                vellum_http::Backends::redis(http, blobs, redis)
-            }
-            None => vellum_http::Backends::local(http, blobs),
-        })
+        Ok(
+            match self.redis_url.as_deref().filter(|u| !u.trim().is_empty()) {
+                Some(url) => {
+                    let cores =
+                        std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+                    let redis = vellum_http::cache::RedisBackend::new(url, cores * 4)
+                        .map_err(ServerError::Redis)?;
+                    vellum_http::Backends::redis(http, blobs, redis)
+                }
+                None => vellum_http::Backends::local(http, blobs),
+            },
+        )
     }
 
     fn http(&self) -> Result<vellum_http::HttpConfig, ServerError> {
@@ -275,6 +296,7 @@ impl Config {
             jpeg_quality: self.jpeg_quality,
             max_image_pixels: self.max_image_pixels,
             request_timeout: std::time::Duration::from_secs(self.request_timeout),
+            body_read_timeout: std::time::Duration::from_secs(self.body_read_timeout),
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -302,8 +324,10 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     let http = config.http()?;
     let backends = config.backends(&http)?;
     let state = vellum_http::AppState::with_backends(db, http, backends).await?;
-    let mut server =
-        actix_web::HttpServer::new(move || vellum_http::app(state.clone())).shutdown_timeout(30);
+    let mut server = actix_web::HttpServer::new(move || vellum_http::app(state.clone()))
+        .shutdown_timeout(30)
+        .client_request_timeout(Duration::from_secs(config.client_request_timeout))
+        .client_disconnect_timeout(Duration::from_secs(config.client_disconnect_timeout));
     if let Some(workers) = config.workers {
         server = server.workers(workers.max(1));
     }
@@ -413,6 +437,17 @@ mod tests {
             ("db_connect_timeout", "VELLUM_DB_CONNECT_TIMEOUT", Some("5")),
             ("db_acquire_timeout", "VELLUM_DB_ACQUIRE_TIMEOUT", Some("5")),
             ("request_timeout", "VELLUM_REQUEST_TIMEOUT", Some("30")),
+            (
+                "client_request_timeout",
+                "VELLUM_CLIENT_REQUEST_TIMEOUT",
+                Some("5"),
+            ),
+            (
+                "client_disconnect_timeout",
+                "VELLUM_CLIENT_DISCONNECT_TIMEOUT",
+                Some("1"),
+            ),
+            ("body_read_timeout", "VELLUM_BODY_READ_TIMEOUT", Some("30")),
         ];
         for (id, env, default) in expected {
             let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
@@ -468,6 +503,9 @@ mod tests {
             db_connect_timeout: 5,
             db_acquire_timeout: 5,
             request_timeout: 30,
+            client_request_timeout: 5,
+            client_disconnect_timeout: 1,
+            body_read_timeout: 30,
             log: "info".to_owned(),
             cache: Switch::On,
             log_format: LogFormat::Text,

@@ -39,6 +39,10 @@ pub enum ApiError {
     /// The handler did not finish within the request timeout (a hung dependency).
     #[error("the request timed out")]
     TimedOut,
+    /// The client sent its body too slowly (nothing within the body read timeout, or the
+    /// request timeout ended while the handler waited for it).
+    #[error("the request body was not received in time")]
+    BodyTimedOut,
     /// Anything else: a bug or a broken dependency. Never shown to the client.
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -102,6 +106,7 @@ impl ResponseError for ApiError {
             Self::Forbidden(_) | Self::Rejected(_) => StatusCode::FORBIDDEN,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
             Self::Unavailable(_) | Self::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -120,6 +125,10 @@ impl ResponseError for ApiError {
                 json!({"message": "The given data was invalid.", "errors": errors})
             }
             Self::PayloadTooLarge => json!({"message": "The request body is too large."}),
+            Self::BodyTimedOut => {
+                tracing::info!("the client sent its request body too slowly");
+                json!({"message": "The request body was not received in time."})
+            }
             Self::Unavailable(cause) => {
                 tracing::error!(error = %error_chain(cause), "dependency unavailable");
                 json!({"message": "Service unavailable."})
@@ -133,9 +142,13 @@ impl ResponseError for ApiError {
                 json!({"message": "Server error."})
             }
         };
-        HttpResponse::build(self.status_code())
-            .insert_header(ContentType::json())
-            .body(body.to_string())
+        let mut res = HttpResponse::build(self.status_code());
+        res.insert_header(ContentType::json());
+        if matches!(self, Self::BodyTimedOut) {
+            // The rest of the body may still be on its way: the connection cannot be reused.
+            res.force_close();
+        }
+        res.body(body.to_string())
     }
 }
 

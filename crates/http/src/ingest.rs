@@ -60,9 +60,35 @@ pub async fn receive(
         let head = head
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        probe(&head)
+        with_markup(probe(&head), &head)
     };
     Ok(Received { blob, probe })
+}
+
+/// Markup the magic-number sniffer does not know (`<svg …>`, `<html>` after a BOM, any document
+/// that opens with a tag) is labelled as what a browser would make of it, so it is only ever
+/// served as an attachment in a sandbox: an unknown type stays `application/octet-stream`.
+fn with_markup(mut probe: Probe, head: &[u8]) -> Probe {
+    if probe.mime_type != "application/octet-stream" {
+        return probe;
+    }
+    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let text = text.trim_ascii_start();
+    if !text.starts_with(b"<") {
+        return probe;
+    }
+    let window = text.get(..4096).unwrap_or(text).to_ascii_lowercase();
+    let svg = window.windows(4).any(|w| w == b"<svg");
+    let (mime, extension) = if svg {
+        ("image/svg+xml", "svg")
+    } else {
+        ("text/html", "html")
+    };
+    probe.mime_type = mime.to_owned();
+    probe.extension = Some(extension.to_owned());
+    probe.width = None;
+    probe.height = None;
+    probe
 }
 
 /// Deletes a received blob that no file row uses (content addressing: another file may share it).
@@ -124,4 +150,34 @@ pub async fn ingest(
 ) -> Result<StoredFile, StorageError> {
     let received = receive(blobs, body, upload.limit).await?;
     record(db, blobs, received, upload).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sniff(bytes: &[u8]) -> String {
+        with_markup(probe(bytes), bytes).mime_type
+    }
+
+    #[test]
+    fn markup_the_sniffer_misses_is_labelled_active() {
+        assert_eq!(sniff(b"<svg onload=alert(1)>"), "image/svg+xml");
+        assert_eq!(sniff(b"\xEF\xBB\xBF \n<SVG ONLOAD=x>"), "image/svg+xml");
+        assert_eq!(sniff(b"<x-foo><svg/></x-foo>"), "image/svg+xml");
+        assert_eq!(sniff(b"<script>alert(1)</script>"), "text/html");
+        assert_eq!(sniff(b"\xEF\xBB\xBF<!doctype html><p>"), "text/html");
+        assert_eq!(sniff(b"<3 plain text"), "text/html");
+    }
+
+    #[test]
+    fn other_bytes_keep_their_sniffed_type() {
+        assert_eq!(
+            sniff(b"plain text < with a tag later"),
+            "application/octet-stream"
+        );
+        assert_eq!(sniff(b""), "application/octet-stream");
+        assert_eq!(sniff(b"GIF89a<svg>"), "image/gif");
+        assert!(sniff(b"<?xml version=\"1.0\"?><svg/>").contains("xml"));
+    }
 }

@@ -1,14 +1,18 @@
 //! Cross-cutting middleware: request ids and tracing spans, CORS for `/api/*`, and the public API
 //! response cache. Each is a plain async function (`actix_web::middleware::from_fn`).
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::error::PayloadError;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpResponse, web};
+use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 use vellum_policy::{AllowOrigin, cors_allow_origin};
 
@@ -145,23 +149,106 @@ fn decorate(headers: &mut actix_web::http::header::HeaderMap, allow: Option<&All
 /// hangs (instead of refusing) must not pin connections and workers forever. File uploads are
 /// exempt, since their handler reads the whole body; streamed responses are not affected either,
 /// because the handler returns before their body is sent.
+///
+/// The request body is also watched: when no byte of it arrives for `body_read_timeout` (a
+/// client that stalls or trickles, uploads included), reading it fails and the answer is 408.
+/// A handler still waiting for the body when `request_timeout` ends also gets 408, not 503: the
+/// client, not a dependency, is slow.
 pub async fn request_timeout(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let limit = req
-        .app_data::<web::Data<AppState>>()
-        .map(|state| state.config().request_timeout);
-    let upload = req.method() == Method::POST && req.path() == "/api/v1/files";
-    let Some(limit) = limit.filter(|_| !upload) else {
+    let Some((limit, idle)) = req.app_data::<web::Data<AppState>>().map(|state| {
+        let config = state.config();
+        (config.request_timeout, config.body_read_timeout)
+    }) else {
         return next
             .call(req)
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
-    match tokio::time::timeout(limit, next.call(req)).await {
-        Ok(res) => res.map(ServiceResponse::map_into_boxed_body),
-        Err(_) => Err(crate::ApiError::TimedOut.into()),
+    let body = Arc::new(BodyProgress::default());
+    if has_body(&req) {
+        let payload = req.take_payload();
+        req.set_payload(watch_body(payload, idle, Arc::clone(&body)));
+    }
+    let upload = req.method() == Method::POST && req.path() == "/api/v1/files";
+    let result = if upload {
+        next.call(req).await
+    } else {
+        match tokio::time::timeout(limit, next.call(req)).await {
+            Ok(result) => result,
+            Err(_) if body.waiting() => return Err(crate::ApiError::BodyTimedOut.into()),
+            Err(_) => return Err(crate::ApiError::TimedOut.into()),
+        }
+    };
+    if body.stalled.load(Ordering::Acquire) {
+        // Whatever the handler made of the failed read (422, …), the cause is the client.
+        return Err(crate::ApiError::BodyTimedOut.into());
+    }
+    result.map(ServiceResponse::map_into_boxed_body)
+}
+
+/// Whether the request announces a body (GETs usually do not: nothing to watch).
+fn has_body(req: &ServiceRequest) -> bool {
+    let headers = req.headers();
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
+}
+
+/// How far reading a request body got.
+#[derive(Debug, Default)]
+struct BodyProgress {
+    /// The handler asked for the body.
+    started: AtomicBool,
+    /// The body ended (or failed for another reason).
+    finished: AtomicBool,
+    /// No byte arrived within `body_read_timeout`.
+    stalled: AtomicBool,
+}
+
+impl BodyProgress {
+    fn waiting(&self) -> bool {
+        self.started.load(Ordering::Acquire) && !self.finished.load(Ordering::Acquire)
+    }
+}
+
+/// `payload`, failing with a timed-out I/O error when no chunk arrives for `idle`.
+fn watch_body(payload: Payload, idle: Duration, progress: Arc<BodyProgress>) -> Payload {
+    let stream = futures_util::stream::unfold(
+        (payload, progress, false),
+        move |(mut payload, progress, done)| async move {
+            if done {
+                return None;
+            }
+            progress.started.store(true, Ordering::Release);
+            match tokio::time::timeout(idle, payload.next()).await {
+                Ok(Some(Ok(chunk))) => Some((Ok(chunk), (payload, progress, false))),
+                Ok(Some(Err(err))) => {
+                    progress.finished.store(true, Ordering::Release);
+                    Some((Err(err), (payload, progress, true)))
+                }
+                Ok(None) => {
+                    progress.finished.store(true, Ordering::Release);
+                    None
+                }
+                Err(_) => {
+                    progress.stalled.store(true, Ordering::Release);
+                    progress.finished.store(true, Ordering::Release);
+                    let err = std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "no request body bytes within the body read timeout",
+                    );
+                    Some((Err(PayloadError::Io(err)), (payload, progress, true)))
+                }
+            }
+        },
+    );
+    // Fused: multipart readers poll again after the end.
+    Payload::Stream {
+        payload: Box::pin(stream.fuse()),
     }
 }
 

@@ -83,7 +83,7 @@ pub async fn serve() -> HttpResponse {
             ItemEnvelope, FilePage, FileEnvelope,
         ),
         responses(
-            Unauthenticated, Forbidden, NotFound, Invalid, TooLarge, Unavailable,
+            Unauthenticated, Forbidden, NotFound, Invalid, TooLarge, BodyTimeout, Unavailable,
         ),
     ),
     modifiers(&Security),
@@ -400,7 +400,9 @@ pub struct Unauthenticated(pub ErrorBody);
 pub struct Forbidden(pub ErrorBody);
 
 #[derive(Debug, utoipa::ToResponse)]
-#[response(description = "Unknown collection, item or file, or one outside the role's item filter.")]
+#[response(
+    description = "Unknown collection, item or file, or one outside the role's item filter."
+)]
 pub struct NotFound(pub ErrorBody);
 
 #[derive(Debug, utoipa::ToResponse)]
@@ -410,6 +412,12 @@ pub struct Invalid(pub ValidationErrorBody);
 #[derive(Debug, utoipa::ToResponse)]
 #[response(description = "The request body is larger than the configured limit.")]
 pub struct TooLarge(pub ErrorBody);
+
+#[derive(Debug, utoipa::ToResponse)]
+#[response(
+    description = "The request body stalled (`VELLUM_BODY_READ_TIMEOUT`) or was not received within `VELLUM_REQUEST_TIMEOUT`."
+)]
+pub struct BodyTimeout(pub ErrorBody);
 
 #[derive(Debug, utoipa::ToResponse)]
 #[response(description = "A dependency (database, blob store) is unavailable; retry later.")]

@@ -45,6 +45,9 @@ pub struct HttpConfig {
     /// How long an API handler may take before the client gets 503 (a hung dependency must not
     /// hold connections forever). Response bodies that stream (file content) are not limited.
     pub request_timeout: Duration,
+    /// How long reading a request body may wait for its next bytes before the client gets 408
+    /// (a stalled or trickling client, uploads included).
+    pub body_read_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -59,6 +62,7 @@ impl Default for HttpConfig {
             jpeg_quality: 82,
             max_image_pixels: 50_000_000,
             request_timeout: Duration::from_secs(30),
+            body_read_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -178,6 +178,8 @@ struct Form {
         (status = 201, description = "The uploaded file", content_type = "application/json", body = crate::openapi::FileEnvelope),
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),
+        (status = 408, response = crate::openapi::BodyTimeout),
+        (status = 413, response = crate::openapi::TooLarge),
         (status = 422, response = crate::openapi::Invalid),
         (status = 503, response = crate::openapi::Unavailable),
     )
@@ -362,6 +364,7 @@ fn clean_filename(raw: &str) -> String {
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 404, response = crate::openapi::NotFound),
+        (status = 408, response = crate::openapi::BodyTimeout),
         (status = 413, response = crate::openapi::TooLarge),
         (status = 422, response = crate::openapi::Invalid),
         (status = 503, response = crate::openapi::Unavailable),

@@ -19,6 +19,7 @@ mod files;
 mod files_content;
 mod files_transforms;
 mod health;
+mod hostile;
 mod items_read;
 mod items_write;
 mod openapi;
