@@ -14,7 +14,11 @@ use crate::DatabaseArgs;
 
 /// Bumps the servers' shared epoch when `--redis-url` is set; reports a failure on `stderr`.
 pub(crate) async fn changed(database: &DatabaseArgs, stderr: &mut impl Write) {
-    let Some(url) = database.redis_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+    let Some(url) = database
+        .redis_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    else {
         return;
     };
     let outcome = match RedisBackend::new(url, 1) {

@@ -81,6 +81,10 @@ pub struct Snapshot {
     roles: HashMap<String, Arc<Role>>,
     /// Keys looked up since the snapshot was built (including misses), bounded.
     keys: Mutex<HashMap<KeyId, Option<Arc<FoundKey>>>>,
+    /// Item list totals counted since the snapshot was built, by [`Snapshot::total_key`]. The
+    /// snapshot lives exactly as long as its epoch, and every write bumps the epoch, so a
+    /// remembered total is the current one.
+    totals: Mutex<HashMap<String, u64>>,
     epoch: u64,
     built: Instant,
 }
@@ -124,6 +128,7 @@ impl Snapshot {
             hash_key,
             roles,
             keys: Mutex::new(HashMap::new()),
+            totals: Mutex::new(HashMap::new()),
             epoch,
             built: Instant::now(),
         })
@@ -175,6 +180,27 @@ impl Snapshot {
         }
         keys.insert(key_id.clone(), found.clone());
         Ok(found)
+    }
+
+    /// The remembered total of the list identified by `key`.
+    pub(crate) fn total(&self, key: &str) -> Option<u64> {
+        self.lock_totals().get(key).copied()
+    }
+
+    /// Remembers the total of the list identified by `key` (bounded like the key memo).
+    pub(crate) fn remember_total(&self, key: String, total: u64) {
+        let mut totals = self.lock_totals();
+        if totals.len() >= MAX_REMEMBERED_KEYS {
+            totals.clear();
+        }
+        totals.insert(key, total);
+    }
+
+    fn lock_totals(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
+        // Single inserts: a panic while holding the lock cannot leave the map inconsistent.
+        self.totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock_keys(&self) -> std::sync::MutexGuard<'_, HashMap<KeyId, Option<Arc<FoundKey>>>> {

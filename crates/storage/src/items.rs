@@ -134,6 +134,22 @@ pub async fn list_items<C: ConnectionTrait>(
     scope: &FilterScope<'_>,
     query: &ListItems<'_>,
 ) -> Result<Page<Item>, StorageError> {
+    list_items_with_total(db, collection, scope, query, None).await
+}
+
+/// As [`list_items`], with the total of matches already known (`known_total`), e.g. remembered
+/// by the caller since the last write: the `COUNT(*)`, which reads every match and dominates a
+/// list over a large collection, is then skipped.
+///
+/// # Errors
+/// A database error.
+pub async fn list_items_with_total<C: ConnectionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    query: &ListItems<'_>,
+    known_total: Option<u64>,
+) -> Result<Page<Item>, StorageError> {
     let backend = db.get_database_backend();
     let cid = collection_param(collection)?;
     let page = query.page.max(1);
@@ -142,19 +158,24 @@ pub async fn list_items<C: ConnectionTrait>(
     // The collection id is written as a literal (an i32 read from the database, not request
     // data): SQLite can then prove that the collection's partial scalar index applies.
     let live = format!(" WHERE collection_id = {cid} AND deleted_at IS NULL");
-    let mut count = Sql::new(backend);
-    count.push("SELECT COUNT(*) AS n FROM items");
     let hint = scalar_index_hint(backend, collection.id, collection.schema(), query.filter);
-    if let Some(hint) = &hint {
-        count.push(hint);
-    }
-    count.push(&live);
-    push_filter(&mut count, "data", query.filter, scope)?;
-    let total: i64 = match count.one(db).await? {
-        Some(row) => row.try_get("", "n")?,
-        None => 0,
+    let total = match known_total {
+        Some(total) => total,
+        None => {
+            let mut count = Sql::new(backend);
+            count.push("SELECT COUNT(*) AS n FROM items");
+            if let Some(hint) = &hint {
+                count.push(hint);
+            }
+            count.push(&live);
+            push_filter(&mut count, "data", query.filter, scope)?;
+            let total: i64 = match count.one(db).await? {
+                Some(row) => row.try_get("", "n")?,
+                None => 0,
+            };
+            u64::try_from(total).unwrap_or(0)
+        }
     };
-    let total = u64::try_from(total).unwrap_or(0);
 
     let offset = (page - 1).saturating_mul(per_page);
     if offset >= total {

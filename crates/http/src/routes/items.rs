@@ -84,7 +84,11 @@ pub async fn list(
         Some(role_filter) => query.filter.clone().and(role_filter),
         None => query.filter.clone(),
     };
-    let page = items::list_items(
+    // The total depends on the collection, the combined filter (the query's and the role's) and
+    // the locale translatable fields compare in; sort and page do not change it.
+    let total_key = format!("{}|{}|{:?}", collection.id, query.read.locale, filter);
+    let known_total = actor.snapshot.total(&total_key);
+    let page = items::list_items_with_total(
         state.db(),
         &collection,
         &scope(&actor, &collection, &query.read.locale),
@@ -94,8 +98,12 @@ pub async fn list(
             page: query.page,
             per_page: query.per_page,
         },
+        known_total,
     )
     .await?;
+    if known_total.is_none() {
+        actor.snapshot.remember_total(total_key, page.total);
+    }
     let data = render_items(&state, &actor, &collection, page.items, &query.read).await?;
     Ok(HttpResponse::Ok().json(json!({
         "data": data,

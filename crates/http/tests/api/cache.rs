@@ -230,6 +230,68 @@ async fn with_the_cache_off_nothing_is_a_hit() {
     assert_not_hit(&app.get_as("editor-key", ARTICLES).await, "cache off");
 }
 
+/// Without the response cache, a list's total is counted once per epoch and filter: the next
+/// page costs one statement less, and every kind of write makes the next total exact again.
+#[actix_web::test]
+async fn list_totals_are_remembered_until_the_next_write() {
+    use std::sync::atomic::Ordering;
+    let config = HttpConfig {
+        cache: false,
+        ..Default::default()
+    };
+    let (app, counter) = crate::support::with_statement_counter(blog(), config).await;
+    let total = |res: &Response| res.json()["meta"]["total"].clone();
+    let read = |path: &'static str| {
+        let app = &app;
+        async move { app.get_as("editor-key", path).await }
+    };
+    // Warm the snapshot, then measure a first count and a remembered one.
+    assert_eq!(total(&read(ARTICLES).await), 2);
+    // The key's `last_used_at` is written in the background after its first use.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    counter.store(0, Ordering::SeqCst);
+    let draft = "/api/v1/collections/articles/items?filter[status][_eq]=draft";
+    assert_eq!(total(&read(draft).await), 1);
+    let counted = counter.swap(0, Ordering::SeqCst);
+    let next_page = "/api/v1/collections/articles/items?filter[status][_eq]=draft&per_page=5";
+    assert_eq!(total(&read(next_page).await), 1);
+    assert_eq!(counter.swap(0, Ordering::SeqCst), counted - 1);
+    assert_eq!(total(&read(draft).await), 1);
+    assert_eq!(counter.swap(0, Ordering::SeqCst), counted - 1);
+
+    let created = app
+        .json(
+            Method::POST,
+            Some("editor-key"),
+            ARTICLES,
+            json!({"data": {"title": "Third", "status": "draft"}}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let id = created.json()["data"]["id"].as_i64().unwrap();
+    assert_eq!(total(&read(ARTICLES).await), 3);
+    let filtered = read("/api/v1/collections/articles/items?filter[status][_eq]=draft").await;
+    assert_eq!(total(&filtered), 2);
+    let updated = app
+        .json(
+            Method::PATCH,
+            Some("editor-key"),
+            &format!("{ARTICLES}/{id}"),
+            json!({"data": {"status": "published"}}),
+        )
+        .await;
+    assert_eq!(updated.status, StatusCode::OK);
+    let filtered = read("/api/v1/collections/articles/items?filter[status][_eq]=draft").await;
+    assert_eq!(total(&filtered), 1);
+    let deleted = app
+        .delete(Some("editor-key"), &format!("{ARTICLES}/{id}"))
+        .await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    assert_eq!(total(&read(ARTICLES).await), 2);
+    // The public role's item filter gives its own total.
+    assert_eq!(total(&app.get(ARTICLES).await), 1);
+}
+
 #[actix_web::test]
 async fn only_200_responses_are_cached() {
     let app = TestApp::new(blog()).await;
