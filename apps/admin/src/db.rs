@@ -18,7 +18,25 @@ pub(crate) async fn open(database: &DatabaseArgs) -> Result<DatabaseConnection, 
 /// Formats a timestamp as RFC 3339 in UTC, the form `--expires-at` takes and the API prints. UTC
 /// because the backends differ in what they give back (SQLite keeps the offset as written).
 pub(crate) fn rfc3339(at: time::OffsetDateTime) -> serde_json::Value {
-    at.to_offset(time::UtcOffset::UTC)
+    // Checked: an instant near the end of year 9999 with a negative offset has no UTC form
+    // (`to_offset` would panic); it is then printed as written.
+    at.checked_to_offset(time::UtcOffset::UTC)
+        .unwrap_or(at)
         .format(&time::format_description::well_known::Rfc3339)
         .map_or(serde_json::Value::Null, serde_json::Value::String)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_past_year_9999_in_utc_do_not_panic() {
+        let late = time::OffsetDateTime::parse(
+            "9999-12-31T23:00:00-02:00",
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap();
+        assert_eq!(rfc3339(late), "9999-12-31T23:00:00-02:00");
+    }
 }

@@ -847,7 +847,10 @@ fn push_system(
 fn parse_instant(raw: &str) -> Option<time::OffsetDateTime> {
     use time::format_description::well_known::Rfc3339;
     if let Ok(t) = time::OffsetDateTime::parse(raw, &Rfc3339) {
-        return Some(t.to_offset(time::UtcOffset::UTC));
+        // Checked: an instant written near the end of year 9999 with a negative offset is past
+        // the end of the representable range in UTC (`to_offset` would panic); it is then not an
+        // instant we can compare with, and never matches.
+        return t.checked_to_offset(time::UtcOffset::UTC);
     }
     let date = time::Date::parse(
         raw,
@@ -950,5 +953,14 @@ mod tests {
                 .unix_timestamp()
         );
         assert!(parse_instant("yesterday").is_none());
+    }
+
+    /// Regression (found by `tests/fuzz_filter_sql.rs`): `filter[created_at][_gt]=` with an
+    /// instant past year 9999 in UTC panicked ("local datetime out of valid range").
+    #[test]
+    fn instants_past_the_representable_range_do_not_panic() {
+        assert!(parse_instant("9999-12-31T23:00:00-02:00").is_none());
+        assert!(parse_instant("9999-12-31T21:00:00-02:00").is_some());
+        assert!(parse_instant("0000-01-01T00:30:00+01:00").is_some());
     }
 }
