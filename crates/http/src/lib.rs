@@ -14,6 +14,7 @@ pub mod cache;
 mod error;
 pub mod ingest;
 pub mod middleware;
+mod nul;
 pub mod openapi;
 pub mod query;
 mod render;

@@ -138,6 +138,7 @@ fn read_part(
 pub fn parse_read(query: &str, locales: &ContentLocales) -> Result<ReadQuery, ApiError> {
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
+    crate::nul::refuse_in_query(&pairs, &mut errors);
     let read = read_part(&pairs, locales, &mut errors);
     errors.into_result(read).map_err(ApiError::Invalid)
 }
@@ -193,6 +194,7 @@ pub fn parse_list(
 ) -> Result<ListQuery, ApiError> {
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
+    crate::nul::refuse_in_query(&pairs, &mut errors);
     let read = read_part(&pairs, locales, &mut errors);
     let page = parse_bounded(&pairs, "page", 1, u64::MAX, &mut errors);
     let per_page = parse_bounded(

@@ -254,9 +254,38 @@ pub(crate) fn push_filter(
     filter: &Filter,
     scope: &FilterScope<'_>,
 ) -> Result<(), StorageError> {
+    refuse_nul(filter)?;
     for condition in filter.conditions() {
         sql.push(" AND ");
         push_condition(sql, data, condition, scope)?;
+    }
+    Ok(())
+}
+
+/// PostgreSQL's text cannot hold U+0000, so an operand holding one would fail the statement
+/// there and be compared on SQLite: refused on both, like any invalid filter.
+fn refuse_nul(filter: &Filter) -> Result<(), StorageError> {
+    let text = |v: &Json| matches!(v, Json::String(s) if s.contains('\0'));
+    for c in filter.conditions() {
+        let nul = match &c.op {
+            FilterOp::Contains(s) => s.contains('\0'),
+            FilterOp::Eq(v)
+            | FilterOp::Neq(v)
+            | FilterOp::Gt(v)
+            | FilterOp::Gte(v)
+            | FilterOp::Lt(v)
+            | FilterOp::Lte(v) => text(v),
+            FilterOp::In(values) => values.iter().any(text),
+            FilterOp::Null | FilterOp::NotNull => false,
+        };
+        if nul {
+            let mut errors = vellum_domain::ValidationErrors::new();
+            errors.add(
+                format!("filter[{}]", c.field),
+                "The filter value must not contain NUL characters.",
+            );
+            return Err(StorageError::Invalid(errors));
+        }
     }
     Ok(())
 }

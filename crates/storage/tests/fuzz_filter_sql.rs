@@ -25,7 +25,7 @@ use vellum_domain::{
     CollectionSlug, ContentLocales, FieldDef, HashKey, LocaleCode, LocaleSelection, WriteContext,
     WriteMode, flatten_for_read, prepare_write,
 };
-use vellum_policy::{CollectionAction, Filter, FilterField, ItemRef, Role};
+use vellum_policy::{CollectionAction, Filter, FilterField, FilterOp, ItemRef, Role};
 use vellum_storage::collections::{Collection, CollectionDef, save_collection};
 use vellum_storage::items::{FilterScope, Item, ListItems, SortKey, create_item, list_items};
 use vellum_storage::testing::TestDb;
@@ -347,6 +347,16 @@ async fn check(fx: &Fixture, case: &Case) -> Result<(), TestCaseError> {
         case.per_page,
     )
     .await;
+    // An operand holding NUL is refused on both backends (PostgreSQL's text cannot hold one).
+    if holds_nul(&case.filter) {
+        prop_assert!(
+            matches!(page, Err(vellum_storage::StorageError::Invalid(_))),
+            "{:?}: {:?}",
+            case,
+            page
+        );
+        return Ok(());
+    }
     prop_assert!(page.is_ok(), "{:?}: {:?}", case, page);
     // Every match on one page, in id order: exactly the evaluator's matches.
     let all = list(fx, &scope, &case.filter, &[], 1, 100).await;
@@ -373,6 +383,21 @@ async fn check(fx: &Fixture, case: &Case) -> Result<(), TestCaseError> {
     // The sorted page holds matches only.
     prop_assert!(page.items.iter().all(|i| memory.contains(&i.id)));
     Ok(())
+}
+
+fn holds_nul(filter: &Filter) -> bool {
+    let text = |v: &serde_json::Value| v.as_str().is_some_and(|s| s.contains('\0'));
+    filter.conditions().iter().any(|c| match &c.op {
+        FilterOp::Contains(s) => s.contains('\0'),
+        FilterOp::Eq(v)
+        | FilterOp::Neq(v)
+        | FilterOp::Gt(v)
+        | FilterOp::Gte(v)
+        | FilterOp::Lt(v)
+        | FilterOp::Lte(v) => text(v),
+        FilterOp::In(values) => values.iter().any(text),
+        FilterOp::Null | FilterOp::NotNull => false,
+    })
 }
 
 #[test]

@@ -91,6 +91,7 @@ pub async fn list(
     }
     let pairs = pairs(req.query_string());
     let mut errors = ValidationErrors::new();
+    crate::nul::refuse_in_query(&pairs, &mut errors);
     let (page, per_page) = parse_page(&pairs, &mut errors);
     let search = first(&pairs, "search").filter(|s| !s.is_empty());
     if search.is_some_and(|s| s.chars().count() > MAX_SEARCH) {
@@ -396,6 +397,12 @@ pub async fn update(
 fn parse_patch(body: &[u8]) -> Result<FilePatch, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|_| ApiError::invalid("body", "The request body must be a JSON object."))?;
+    if crate::nul::in_json(&value) {
+        return Err(ApiError::invalid(
+            "body",
+            "The request body must not contain NUL characters.",
+        ));
+    }
     let Value::Object(obj) = value else {
         return Err(ApiError::invalid(
             "body",

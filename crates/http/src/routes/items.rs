@@ -364,6 +364,12 @@ fn body_data(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
             "The request body must be a JSON object with a data object.",
         )
     })?;
+    if crate::nul::in_json(&value) {
+        return Err(ApiError::invalid(
+            "data",
+            "The data must not contain NUL characters.",
+        ));
+    }
     match value {
         Value::Object(mut obj) => match obj.remove("data") {
             Some(Value::Object(data)) => Ok(data),

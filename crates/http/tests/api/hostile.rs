@@ -846,3 +846,73 @@ async fn markup_uploads_are_never_transformed() {
         }
     }
 }
+
+/// NUL characters: PostgreSQL's text and jsonb cannot hold them, so a NUL anywhere a value
+/// reaches SQL must be answered before it gets there (4xx, or simply no match), never a 5xx.
+#[actix_web::test]
+async fn nul_characters_never_reach_the_database() {
+    let app = TestApp::new(blog()).await;
+    for path in [
+        "/api/v1/collections/articles/items?filter[title][_eq]=%00",
+        "/api/v1/collections/articles/items?filter[title][_in]=a,%00",
+        "/api/v1/collections/articles/items?filter[title]=x%00y",
+        "/api/v1/collections/articles/items?filter[status][_neq]=%00",
+        "/api/v1/collections/articles/items?locale=%00",
+        "/api/v1/collections/articles/items?sort=%00",
+        "/api/v1/files?search=%00",
+        "/api/v1/collections/articles/items/1?locale=%00",
+    ] {
+        let res = app.get_as("admin-key", path).await;
+        assert!(
+            res.status == StatusCode::OK || res.status.is_client_error(),
+            "{path}: {} {}",
+            res.status,
+            String::from_utf8_lossy(&res.body)
+        );
+        if path.contains("filter") || path.contains("search") {
+            assert_eq!(res.status, StatusCode::UNPROCESSABLE_ENTITY, "{path}");
+        }
+    }
+    for body in [
+        json!({"data": {"title": "a\u{0}b", "status": "draft"}}),
+        json!({"data": {"title": {"en": "ok", "de": "\u{0}"}, "status": "draft"}}),
+        json!({"data": {"title": "ok", "status": "draft", "body": "x\u{0}"}}),
+        json!({"data": {"title": "ok", "status": "draft", "\u{0}": 1}}),
+    ] {
+        let res = app
+            .json(
+                Method::POST,
+                Some("admin-key"),
+                "/api/v1/collections/articles/items",
+                body.clone(),
+            )
+            .await;
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            String::from_utf8_lossy(&res.body)
+        );
+        assert!(res.json()["errors"]["data"].is_array(), "{body}");
+    }
+    let patch = app
+        .json(
+            Method::PATCH,
+            Some("admin-key"),
+            "/api/v1/collections/articles/items/1",
+            json!({"data": {"title": "\u{0}"}}),
+        )
+        .await;
+    assert_eq!(patch.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let file = app.upload_file(Some("admin-key"), "a.txt", b"a").await;
+    let id = file["id"].as_i64().unwrap();
+    let patch = app
+        .json(
+            Method::PATCH,
+            Some("admin-key"),
+            &format!("/api/v1/files/{id}"),
+            json!({"title": "x\u{0}"}),
+        )
+        .await;
+    assert_eq!(patch.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
