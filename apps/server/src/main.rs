@@ -326,6 +326,9 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     let state = vellum_http::AppState::with_backends(db, http, backends).await?;
     let mut server = actix_web::HttpServer::new(move || vellum_http::app(state.clone()))
         .shutdown_timeout(30)
+        // Without it, a streamed body's last segment waits for the client's delayed ACK
+        // (Nagle): file content and transforms took a fixed ~44 ms each (bench/run.sh).
+        .tcp_nodelay(true)
         .client_request_timeout(Duration::from_secs(config.client_request_timeout))
         .client_disconnect_timeout(Duration::from_secs(config.client_disconnect_timeout));
     if let Some(workers) = config.workers {

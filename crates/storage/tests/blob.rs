@@ -231,6 +231,31 @@ async fn local_blobs_are_plain_files_that_outlive_the_store() {
     assert_eq!(read_all(&reopened, &stored.key).await, data);
 }
 
+/// Local files are read in 256 KiB pieces: whole reads and ranges across piece boundaries give
+/// exactly the requested bytes, in as many pieces as needed and no more.
+#[tokio::test]
+async fn local_reads_cross_chunk_boundaries_exactly() {
+    use futures_util::TryStreamExt as _;
+    let root = tempfile::tempdir().unwrap();
+    let store = ObjectBlobStore::local(root.path()).unwrap();
+    let data = content(600 * 1024 + 7);
+    let stored = store.put_stream(body(chunks(&data)), None).await.unwrap();
+    let whole = store.get(&stored.key, None).await.unwrap();
+    let parts: Vec<Bytes> = whole.stream.try_collect().await.unwrap();
+    assert_eq!(parts.len(), 3, "600 KiB in 256 KiB pieces");
+    assert_eq!(parts.concat(), data);
+    let k = 256 * 1024;
+    for range in [0..1, k - 1..k + 1, 1..2 * k + 5, 2 * k..data.len(), 10..k] {
+        let got = common::read_range(
+            &store,
+            &stored.key,
+            Some(range.start as u64..range.end as u64),
+        )
+        .await;
+        assert_eq!(got, data[range.clone()], "{range:?}");
+    }
+}
+
 #[tokio::test]
 async fn local_store_refuses_a_path_that_is_a_file() {
     let root = tempfile::tempdir().unwrap();
