@@ -134,6 +134,32 @@ impl Snapshot {
         })
     }
 
+    /// The same project at `epoch`, after a content write through this server: settings,
+    /// schema, roles and remembered keys carry over (none of them changed), list totals do not.
+    /// `built` carries over too, so changes made behind the server's back are still noticed
+    /// within the TTL.
+    fn carried_to(&self, epoch: u64) -> Self {
+        let keys = self
+            .keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        Self {
+            settings: self.settings.clone(),
+            locales: self.locales.clone(),
+            origins: self.origins.clone(),
+            hash_key: self.hash_key.clone(),
+            collections: self.collections.clone(),
+            by_slug: self.by_slug.clone(),
+            by_id: self.by_id.clone(),
+            roles: self.roles.clone(),
+            keys: Mutex::new(keys),
+            totals: Mutex::new(HashMap::new()),
+            epoch,
+            built: self.built,
+        }
+    }
+
     /// The epoch this snapshot was checked against: cached responses computed from it are
     /// stored under it.
     #[must_use]
@@ -389,6 +415,28 @@ impl AppState {
     /// the project outside the API (tests, admin surfaces).
     pub async fn invalidate(&self) {
         self.inner.epoch.bump().await;
+    }
+
+    /// Marks cached responses and list totals stale after a write of items or files through
+    /// this server. The project itself (schema, roles, settings) did not change, so when nobody
+    /// else moved the epoch meanwhile the snapshot is carried over to the new epoch instead of
+    /// being rebuilt from the database on the next request (which a stream of writes would
+    /// otherwise pay on every request).
+    pub async fn content_changed(&self) {
+        let before = self.current_snapshot();
+        let epoch = self.inner.epoch.bump().await;
+        if epoch != before.epoch.wrapping_add(1) {
+            return;
+        }
+        let carried = Arc::new(before.carried_to(epoch));
+        let mut slot = self
+            .inner
+            .snapshot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if Arc::ptr_eq(&slot, &before) {
+            *slot = carried;
+        }
     }
 
     /// The current snapshot, rebuilt first when the epoch moved or it is older than the TTL.

@@ -237,7 +237,7 @@ pub async fn upload(
             StorageError::Conflict(message) => ApiError::invalid("parent_id", message),
             other => other.into(),
         })?;
-    state.invalidate().await;
+    state.content_changed().await;
     Ok(HttpResponse::Created()
         .json(json!({"data": file_resource(&state.config().base_url, &file)})))
 }
@@ -389,7 +389,7 @@ pub async fn update(
             StorageError::Conflict(message) => ApiError::invalid("name", message),
             other => other.into(),
         })?;
-    state.invalidate().await;
+    state.content_changed().await;
     Ok(HttpResponse::Ok().json(json!({"data": file_resource(&state.config().base_url, &file)})))
 }
 
@@ -397,18 +397,24 @@ pub async fn update(
 fn parse_patch(body: &[u8]) -> Result<FilePatch, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|_| ApiError::invalid("body", "The request body must be a JSON object."))?;
-    if crate::nul::in_json(&value) {
-        return Err(ApiError::invalid(
-            "body",
-            "The request body must not contain NUL characters.",
-        ));
-    }
     let Value::Object(obj) = value else {
         return Err(ApiError::invalid(
             "body",
             "The request body must be a JSON object.",
         ));
     };
+    // PostgreSQL cannot store U+0000 (see `crate::nul`): named per property, like other errors.
+    let mut nul = ValidationErrors::new();
+    for (key, value) in &obj {
+        if key.contains('\0') || crate::nul::in_json(value) {
+            let name = key.replace('\0', "");
+            nul.add(
+                name.clone(),
+                format!("The {name} field must not contain NUL characters."),
+            );
+        }
+    }
+    nul.into_result(()).map_err(ApiError::Invalid)?;
     let mut errors = ValidationErrors::new();
     let mut patch = FilePatch {
         title: optional_text(&obj, "title", 65_535, &mut errors),
@@ -521,7 +527,7 @@ pub async fn destroy(
     require(&actor, FileAction::Delete)?;
     let id = parse_id(&id)?;
     vellum_storage::files::soft_delete_file(state.db(), id).await?;
-    state.invalidate().await;
+    state.content_changed().await;
     Ok(HttpResponse::NoContent().finish())
 }
 

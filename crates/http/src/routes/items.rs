@@ -201,7 +201,7 @@ pub async fn create(
         actor.user_id,
     )
     .await?;
-    state.invalidate().await;
+    state.content_changed().await;
     let data = render_item(&state, &actor, &collection, item, &query).await?;
     Ok(HttpResponse::Created().json(json!({ "data": data })))
 }
@@ -263,7 +263,7 @@ pub async fn update(
         },
     )
     .await?;
-    state.invalidate().await;
+    state.content_changed().await;
     let data = render_item(&state, &actor, &collection, item, &query).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
 }
@@ -305,7 +305,7 @@ pub async fn destroy(
         id,
     )
     .await?;
-    state.invalidate().await;
+    state.content_changed().await;
     Ok(HttpResponse::NoContent().finish())
 }
 

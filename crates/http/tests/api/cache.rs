@@ -292,6 +292,43 @@ async fn list_totals_are_remembered_until_the_next_write() {
     assert_eq!(total(&app.get(ARTICLES).await), 1);
 }
 
+/// A write through the API changes content, not the project: the next request does not reload
+/// the snapshot (settings, schema, roles) from the database.
+#[actix_web::test]
+async fn a_content_write_does_not_reload_the_project() {
+    use std::sync::atomic::Ordering;
+    let config = HttpConfig {
+        cache: false,
+        ..Default::default()
+    };
+    let (app, counter) = crate::support::with_statement_counter(blog(), config).await;
+    let first = app.get_as("editor-key", ARTICLES).await.json()["data"][0]["id"].clone();
+    let show = format!("{ARTICLES}/{first}");
+    assert_eq!(app.get_as("editor-key", &show).await.status, StatusCode::OK);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    counter.store(0, Ordering::SeqCst);
+    assert_eq!(app.get_as("editor-key", &show).await.status, StatusCode::OK);
+    let one_read = counter.swap(0, Ordering::SeqCst);
+    for title in ["a", "b"] {
+        let created = app
+            .json(
+                Method::POST,
+                Some("editor-key"),
+                ARTICLES,
+                json!({"data": {"title": title, "status": "draft"}}),
+            )
+            .await;
+        assert_eq!(created.status, StatusCode::CREATED);
+        counter.store(0, Ordering::SeqCst);
+        assert_eq!(app.get_as("editor-key", &show).await.status, StatusCode::OK);
+        assert_eq!(
+            counter.swap(0, Ordering::SeqCst),
+            one_read,
+            "after creating {title}"
+        );
+    }
+}
+
 #[actix_web::test]
 async fn only_200_responses_are_cached() {
     let app = TestApp::new(blog()).await;
