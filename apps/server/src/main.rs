@@ -16,6 +16,12 @@ use std::time::Duration;
 use clap::Parser;
 
 mod demo;
+
+/// mimalloc instead of glibc's allocator: a request allocates and frees many small JSON values
+/// and strings on two or more worker threads, and malloc/free were ~18% of an uncached list's
+/// profile (docs/benchmarks.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use tracing_subscriber::EnvFilter;
 
 /// Command line of `vellum-server`.
