@@ -17,7 +17,7 @@ fmt:
 clippy:
     .ci/run clippy
 
-# The README's test command, with local PostgreSQL / Redis when they answer.
+# The README's test command, with local PostgreSQL / Redis when they answer and moto for S3.
 test:
     .ci/run services test
 
