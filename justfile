@@ -33,3 +33,11 @@ run:
 # `--database-url postgres://…` for PostgreSQL. See bench/README.md.
 bench-storage *ARGS:
     cargo run --release -p vellum-bench --bin vellum-bench-storage -- {{ARGS}}
+
+# Schemathesis against the served OpenAPI description (uses the debug server `just test` built).
+schemathesis:
+    .ci/run schemathesis
+
+# The HTTP benchmark of docs/benchmarks.md (release build, about 3 minutes at 10 s per scenario).
+bench-http SECONDS="10":
+    bench/run.sh {{SECONDS}}
