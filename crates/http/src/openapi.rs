@@ -450,22 +450,11 @@ pub struct ItemListParams {
     pub sort: Option<String>,
 }
 
-/// Query parameters of an item read.
+/// Query parameters of an item read or write. On a write, `locale` also says where plain values
+/// of translatable fields are stored; the other two shape the returned item.
 #[derive(Debug, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ItemReadParams {
-    #[param(nullable = false)]
-    pub locale: Option<String>,
-    #[param(nullable = false)]
-    pub include_all_translations: Option<bool>,
-    #[param(nullable = false)]
-    pub include: Option<String>,
-}
-
-/// Query parameters of a write: `locale` says where plain values of translatable fields go.
-#[derive(Debug, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ItemWriteParams {
+pub struct ItemParams {
     #[param(nullable = false)]
     pub locale: Option<String>,
     #[param(nullable = false)]

@@ -120,7 +120,7 @@ pub async fn list(
     operation_id = "showItem",
     tag = "items",
     security((), ("bearer" = [])),
-    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemReadParams),
+    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemParams),
     responses(
         (status = 200, description = "The item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
         (status = 401, response = crate::openapi::Unauthenticated),
@@ -159,7 +159,7 @@ pub async fn show(
     operation_id = "createItem",
     tag = "items",
     security((), ("bearer" = [])),
-    params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemWriteParams),
+    params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemParams),
     request_body(content_type = "application/json", content = crate::openapi::ItemWriteRequest),
     responses(
         (status = 201, description = "The created item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
@@ -210,7 +210,7 @@ pub async fn create(
     operation_id = "updateItem",
     tag = "items",
     security((), ("bearer" = [])),
-    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemWriteParams),
+    params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemParams),
     request_body(content_type = "application/json", content = crate::openapi::ItemWriteRequest),
     responses(
         (status = 200, description = "The updated item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
