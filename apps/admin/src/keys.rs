@@ -132,13 +132,19 @@ async fn create(
         .expires_at
         .as_deref()
         .map(|raw| {
-            OffsetDateTime::parse(raw, &Rfc3339).map_err(|e| AdminError::InvalidArgument {
+            let invalid = |why: String| AdminError::InvalidArgument {
                 flag: "--expires-at",
-                message: format!(
-                    "\"{raw}\" is not an RFC 3339 date-time \
-                     (e.g. 2027-01-01T00:00:00Z): {e}"
-                ),
-            })
+                message: format!("\"{raw}\" {why}"),
+            };
+            OffsetDateTime::parse(raw, &Rfc3339)
+                .map_err(|e| {
+                    invalid(format!(
+                        "is not an RFC 3339 date-time (e.g. 2027-01-01T00:00:00Z): {e}"
+                    ))
+                })?
+                // Stored in UTC: an offset can push the instant past year 9999.
+                .checked_to_offset(time::UtcOffset::UTC)
+                .ok_or_else(|| invalid("is past year 9999 in UTC".to_owned()))
         })
         .transpose()?;
     let db = open(database).await?;

@@ -282,7 +282,7 @@ async fn a_revoked_key_is_listed_as_revoked() {
 async fn invalid_key_flags_are_refused_naming_the_flag_and_create_nothing() {
     let test = TestDatabase::new().await;
     test.json(&["keys", "create", "--role", "reader", "--name", "taken"]);
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--role", "nobody", "--name", "k"],
             "--role: no role named \"nobody\"",
@@ -305,6 +305,17 @@ async fn invalid_key_flags_are_refused_naming_the_flag_and_create_nothing() {
                 "tomorrow",
             ],
             "--expires-at: \"tomorrow\" is not an RFC 3339 date-time",
+        ),
+        (
+            &[
+                "--role",
+                "reader",
+                "--name",
+                "k",
+                "--expires-at",
+                "9999-12-31T23:00:00-02:00",
+            ],
+            "--expires-at: \"9999-12-31T23:00:00-02:00\" is past year 9999 in UTC",
         ),
         (
             &["--role", "reader", "--name", "taken"],

@@ -351,12 +351,17 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
         let ip_allowlist = IpAllowlist::parse(ips)
             .map_err(|e| ManifestError::invalid(join(&at, "ip_allowlist"), e))?;
         let expires_at = match raw.get("expires_at").and_then(Value::as_str) {
-            Some(t) => Some(OffsetDateTime::parse(t, &Rfc3339).map_err(|e| {
-                ManifestError::invalid(
-                    join(&at, "expires_at"),
-                    format!("must be an RFC 3339 date-time: {e}"),
-                )
-            })?),
+            Some(t) => Some(
+                OffsetDateTime::parse(t, &Rfc3339)
+                    .map_err(|e| format!("must be an RFC 3339 date-time: {e}"))
+                    // Stored in UTC: an offset can push the instant past year 9999 (found by
+                    // tests/fuzz_manifest.rs; the driver panicked encoding it).
+                    .and_then(|t| {
+                        t.checked_to_offset(time::UtcOffset::UTC)
+                            .ok_or_else(|| "must fall within years 0 to 9999 in UTC".to_owned())
+                    })
+                    .map_err(|message| ManifestError::invalid(join(&at, "expires_at"), message))?,
+            ),
             None => None,
         };
         let given = match raw.get("secret").and_then(Value::as_str) {

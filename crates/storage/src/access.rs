@@ -509,6 +509,19 @@ fn to_micros(t: OffsetDateTime) -> OffsetDateTime {
         .unwrap_or(t)
 }
 
+/// An expiry as stored: in UTC, to the microsecond. The PostgreSQL driver converts to UTC itself
+/// and panics when an offset pushes the instant past year 9999, so that case is refused here.
+fn expiry(t: Option<OffsetDateTime>) -> Result<Option<OffsetDateTime>, StorageError> {
+    t.map(|t| {
+        t.checked_to_offset(time::UtcOffset::UTC)
+            .map(to_micros)
+            .ok_or_else(|| {
+                StorageError::Conflict("an expiry must fall within years 0 to 9999 in UTC".into())
+            })
+    })
+    .transpose()
+}
+
 fn read_allowlist(row: &QueryResult) -> Result<IpAllowlist, StorageError> {
     let raw = get_json(row, "ip_allowlist")?;
     let entries: Vec<&str> = match &raw {
@@ -571,7 +584,7 @@ pub async fn create_api_key<C: ConnectionTrait>(
     let backend = db.get_database_backend();
     let key_id = new.secret.key_id();
     let created_at = now();
-    let expires_at = new.expires_at.map(to_micros);
+    let expires_at = expiry(new.expires_at)?;
     let mut sql = Sql::new(backend);
     sql.push(
         "INSERT INTO api_keys \
@@ -636,7 +649,7 @@ pub async fn update_api_key<C: ConnectionTrait>(
     let current = api_key_by_name(db, name)
         .await?
         .ok_or(StorageError::NotFound { what: "API key" })?;
-    let expires_at = expires_at.map(to_micros);
+    let expires_at = expiry(expires_at)?;
     if current.role == role
         && current.ip_allowlist.entries() == ip_allowlist.entries()
         && current.expires_at == expires_at

@@ -448,6 +448,35 @@ fn new_key<'a>(
     }
 }
 
+/// Regression (tests/fuzz_manifest.rs on PostgreSQL): an expiry whose offset pushes it past year
+/// 9999 in UTC made the driver panic while encoding it; it is refused on both backends, and an
+/// offset expiry within range is stored as the same instant.
+#[tokio::test]
+async fn an_expiry_past_year_9999_in_utc_is_refused() {
+    use time::format_description::well_known::Rfc3339;
+    let db = seeded().await;
+    let s = secret();
+    let any = IpAllowlist::default();
+    let late = time::OffsetDateTime::parse("9999-12-31T23:00:00-02:00", &Rfc3339).unwrap();
+    let key = NewApiKey {
+        expires_at: Some(late),
+        ..new_key("late", "admin", &s, &any)
+    };
+    let err = access::create_api_key(&db.conn, key).await.unwrap_err();
+    assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+    let fine = time::OffsetDateTime::parse("9999-12-31T20:00:00-02:00", &Rfc3339).unwrap();
+    let key = NewApiKey {
+        expires_at: Some(fine),
+        ..new_key("fine", "admin", &s, &any)
+    };
+    let created = access::create_api_key(&db.conn, key).await.unwrap();
+    assert_eq!(created.expires_at, Some(fine));
+    let err = access::update_api_key(&db.conn, "fine", "admin", &any, Some(late))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+}
+
 #[tokio::test]
 async fn api_key_conflicts_and_touch() {
     let db = seeded().await;
