@@ -27,18 +27,6 @@ use vellum_domain::{
     PreparedWrite, ValidationErrors, WriteContext, WriteMode, flatten_for_read, prepare_write,
 };
 
-/// The default number of cases per property; `PROPTEST_CASES` overrides it.
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        // `with_cases` would ignore the environment; this keeps `PROPTEST_CASES` in charge.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        ..ProptestConfig::default()
-    }
-}
-
 const BLOCK_KEYS: &[&str] = &["hero", "text", "section"];
 /// One character over the 64 a block type key may have.
 const LONG_KEY: &str = "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk";
@@ -377,7 +365,7 @@ fn blocks_definitions_and_values_are_handled_cleanly() {
     let seen = Seen::default();
     let mut runner = TestRunner::new(ProptestConfig {
         source_file: Some(file!()),
-        ..config()
+        ..ProptestConfig::default()
     });
     if let Err(e) = runner.run(&strategy, |case| check(case, &seen)) {
         panic!("{e}");

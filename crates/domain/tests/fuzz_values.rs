@@ -26,18 +26,6 @@ use vellum_domain::{
     PreparedWrite, ValidationErrors, WriteContext, WriteMode, flatten_for_read, prepare_write,
 };
 
-/// The default number of cases per property; `PROPTEST_CASES` overrides it.
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        // `with_cases` would ignore the environment; this keeps `PROPTEST_CASES` in charge.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        ..ProptestConfig::default()
-    }
-}
-
 const STRINGS: &[&str] = &[
     "",
     " ",
@@ -382,7 +370,7 @@ fn check_type(ty: FieldType, case: Case, locale: &str) -> Result<(), TestCaseErr
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn every_field_type_normalizes_cleanly(

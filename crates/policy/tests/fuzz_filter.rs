@@ -19,18 +19,6 @@ use proptest::sample::select;
 use serde_json::{Map, Number, Value, json};
 use vellum_policy::{Filter, ItemRef, MAX_CONDITIONS, PolicyError, Role};
 
-/// The default number of cases per property; `PROPTEST_CASES` overrides it.
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        // `with_cases` would ignore the environment; this keeps `PROPTEST_CASES` in charge.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        ..ProptestConfig::default()
-    }
-}
-
 const FIELDS: &[&str] = &[
     "title",
     "views",
@@ -179,7 +167,7 @@ fn evaluate(filter: &Filter, data: &Map<String, Value>, id: i64, stamp: &str) {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn query_form_parses_cleanly(

@@ -20,18 +20,6 @@ use vellum_policy::{
     BearerState, CorsOrigins, Origin, OriginAllowlist, PolicyError, cors_allow_origin, origin_gate,
 };
 
-/// The default number of cases per property; `PROPTEST_CASES` overrides it.
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        // `with_cases` would ignore the environment; this keeps `PROPTEST_CASES` in charge.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
-        ..ProptestConfig::default()
-    }
-}
-
 const SCHEMES: &[&str] = &[
     "https://",
     "http://",
@@ -147,7 +135,7 @@ fn arb_bearer() -> impl Strategy<Value = BearerState> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn origins_parse_cleanly_and_canonically(raw in arb_entry()) {

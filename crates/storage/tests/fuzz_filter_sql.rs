@@ -30,14 +30,9 @@ use vellum_storage::collections::{Collection, CollectionDef, save_collection};
 use vellum_storage::items::{FilterScope, Item, ListItems, SortKey, create_item, list_items};
 use vellum_storage::testing::TestDb;
 
-/// The default number of cases; `PROPTEST_CASES` overrides it.
+/// proptest's defaults (256 cases; the `PROPTEST_*` variables apply).
 fn config() -> ProptestConfig {
     ProptestConfig {
-        // `with_cases` would ignore the environment; this keeps `PROPTEST_CASES` in charge.
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(256),
         // A manual runner: tell it where to persist failing seeds.
         source_file: Some(file!()),
         ..ProptestConfig::default()
