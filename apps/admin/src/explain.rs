@@ -8,13 +8,12 @@
 use std::io::Write;
 
 use serde_json::{Value as Json, json};
-use vellum_domain::{LocaleSelection, flatten_for_read};
-use vellum_policy::{CollectionAction, Decision, ItemRef, Reason, Role};
+use vellum_policy::{CollectionAction, Decision, Reason, Role};
 use vellum_storage::collections::{self, Collection};
 use vellum_storage::items::{self, FilterScope};
 use vellum_storage::{DatabaseConnection, StorageError, access, project};
 
-use crate::db::{open, rfc3339};
+use crate::db::open;
 use crate::{AdminError, DatabaseArgs};
 
 /// The `--help` text of `explain` (set on its `Command` variant, whose doc comment would
@@ -178,23 +177,9 @@ async fn item_decision(
             flag: "--item",
             message: format!("no item {id} in collection \"{}\"", collection.slug),
         })?;
-    let flat = flatten_for_read(
-        collection.schema(),
-        &item.data,
-        &LocaleSelection::Flatten(locale.clone()),
-        &locales,
-    );
-    let created_at = item.created_at.map(rfc3339);
-    let updated_at = item.updated_at.map(rfc3339);
-    Ok(role.may_see_item(
-        &collection.slug,
-        &ItemRef {
-            id: Some(item.id),
-            created_at: created_at.as_ref().and_then(Json::as_str),
-            updated_at: updated_at.as_ref().and_then(Json::as_str),
-            data: &flat,
-        },
-    ))
+    Ok(items::with_role_view(collection, &locales, &item, |item| {
+        role.may_see_item(&collection.slug, item)
+    }))
 }
 
 /// A stable name for the rule behind a decision, for scripts.

@@ -10,9 +10,9 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use vellum_manifest::ApplyReport;
-use vellum_storage::DatabaseConnection;
 use vellum_storage::blob::BlobStore;
 use vellum_storage::files::{Visibility, create_folder};
+use vellum_storage::{DatabaseConnection, StorageError};
 
 use crate::ServerError;
 
@@ -51,6 +51,11 @@ pub async fn seed(
     }
     let mut manifest: Value = serde_json::from_str(MANIFEST).map_err(ServerError::DemoJson)?;
     let covers = create_folder(db, None, "covers", Some(Visibility::Public)).await?;
+    // The demo uploads as the operator: super-admin's capability, through the same path as a
+    // request's upload.
+    let grant = vellum_policy::Role::super_admin()
+        .authorize_file_write(vellum_policy::FileAction::Create)
+        .map_err(|d| StorageError::Conflict(d.to_string()))?;
     let mut ids = Vec::new();
     for (slug, title, bytes) in IMAGES {
         let upload = vellum_http::ingest::Upload {
@@ -60,7 +65,7 @@ pub async fn seed(
             limit: None,
         };
         let body = futures_util::stream::once(async move { Ok(Bytes::from_static(bytes)) }).boxed();
-        let file = vellum_http::ingest::ingest(db, blobs, upload, body).await?;
+        let file = vellum_http::ingest::ingest(db, blobs, &grant, upload, body).await?;
         ids.push((slug, file.id));
     }
     if let Some(articles) = manifest

@@ -75,6 +75,9 @@ impl From<StorageError> for ApiError {
             StorageError::OutsideItemFilter => {
                 Self::Forbidden("the item would fall outside the role's item filter".to_owned())
             }
+            StorageError::PrivateFile => {
+                Self::Forbidden("the file is private and the role lacks read_private".to_owned())
+            }
             StorageError::TooLarge { limit } => Self::invalid(
                 "file",
                 format!("The file may not be larger than {limit} bytes."),

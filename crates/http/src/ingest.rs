@@ -9,6 +9,7 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use vellum_imaging::{PROBE_BYTES, Probe, probe};
+use vellum_policy::{Authorized, FileWrite};
 use vellum_storage::blob::{BlobStore, StoredBlob};
 use vellum_storage::files::{NewFile, StoredFile, create_file};
 use vellum_storage::{DatabaseConnection, StorageError};
@@ -107,13 +108,16 @@ pub async fn discard(db: &DatabaseConnection, blobs: &dyn BlobStore, received: &
     }
 }
 
-/// Writes the `files` row of a received upload; on failure the blob is discarded.
+/// Writes the `files` row of a received upload under the policy's `grant`; on failure the blob
+/// is discarded.
 ///
 /// # Errors
-/// A database error, or [`StorageError::Conflict`] for a parent that is not a live folder.
+/// A database error, or [`StorageError::Conflict`] for a parent that is not a live folder the
+/// grant reaches.
 pub async fn record(
     db: &DatabaseConnection,
     blobs: &dyn BlobStore,
+    grant: &Authorized<FileWrite>,
     received: Received,
     upload: Upload,
 ) -> Result<StoredFile, StorageError> {
@@ -129,7 +133,7 @@ pub async fn record(
         storage_key: Some(received.blob.key.clone()),
         title: upload.title,
     };
-    match create_file(db, new).await {
+    match create_file(db, grant, new).await {
         Ok(file) => Ok(file),
         Err(err) => {
             discard(db, blobs, &received).await;
@@ -145,11 +149,12 @@ pub async fn record(
 pub async fn ingest(
     db: &DatabaseConnection,
     blobs: &dyn BlobStore,
+    grant: &Authorized<FileWrite>,
     upload: Upload,
     body: BoxStream<'_, Result<Bytes, std::io::Error>>,
 ) -> Result<StoredFile, StorageError> {
     let received = receive(blobs, body, upload.limit).await?;
-    record(db, blobs, received, upload).await
+    record(db, blobs, grant, received, upload).await
 }
 
 #[cfg(test)]

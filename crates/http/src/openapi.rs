@@ -80,7 +80,8 @@ pub async fn serve() -> HttpResponse {
             CollectionItemResource, ExpandedFileField, FileFieldAccessDenied, FileFieldValue,
             FileResource, PaginationMeta, ItemWriteRequest, UpdateFileRequest, UploadFileForm,
             ErrorBody, ValidationErrorBody, CollectionList, CollectionEnvelope, ItemPage,
-            ItemEnvelope, FilePage, FileEnvelope,
+            ItemEnvelope, FilePage, FileEnvelope, WriteReceipt, ItemWritten, ItemWriteEnvelope,
+            FileWritten, FileWriteEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, TooLarge, BodyTimeout, Unavailable,
@@ -373,6 +374,46 @@ pub struct ItemPage {
 #[serde(deny_unknown_fields)]
 pub struct ItemEnvelope {
     pub data: CollectionItemResource,
+}
+
+/// What a write answers for a resource the actor may write but not read (no collection `read`
+/// grant, or an item outside the role's item filter; a file without the files `read` grant):
+/// its id and nothing else. A write grant never widens what the actor reads.
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteReceipt {
+    pub id: i64,
+}
+
+/// The item a create or update wrote: as the actor's show of it renders it, or a receipt.
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(untagged)]
+pub enum ItemWritten {
+    Item(CollectionItemResource),
+    Receipt(WriteReceipt),
+}
+
+/// The response of POST and PATCH on items.
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemWriteEnvelope {
+    pub data: ItemWritten,
+}
+
+/// The file an upload or metadata update wrote: as the actor's show of it renders it, or a
+/// receipt.
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(untagged)]
+pub enum FileWritten {
+    File(FileResource),
+    Receipt(WriteReceipt),
+}
+
+/// The response of POST and PATCH on files.
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileWriteEnvelope {
+    pub data: FileWritten,
 }
 
 /// PaginatedEnvelope<FileResource>.

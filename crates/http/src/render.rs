@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use vellum_domain::{FieldDef, LocaleSelection, TypeSettings, ValueShape, flatten_for_read};
-use vellum_policy::{FileExpansion, ItemRef};
+use vellum_policy::{FileExpansion, WriteEcho};
 use vellum_storage::access::{MiniUser, users_by_ids};
 use vellum_storage::collections::Collection;
 use vellum_storage::files::{StoredFile, get_files};
-use vellum_storage::items::{Item, items_by_ids};
+use vellum_storage::items::{Item, items_by_ids, with_role_view};
 
 use crate::actor::Actor;
 use crate::error::ApiError;
@@ -75,7 +75,7 @@ pub async fn render_items(
         };
         let ids: Vec<i64> = ids.into_iter().collect();
         for item in items_by_ids(state.db(), cid, &ids).await? {
-            if visible(actor, target, &item, query) {
+            if visible(actor, target, &item) {
                 let id = item.id;
                 related.insert(
                     (cid, id),
@@ -141,7 +141,30 @@ pub async fn render_items(
     Ok(out)
 }
 
-/// Renders one item (show, create, update).
+/// Renders the item a create or update just wrote, through exactly the read policy a show of it
+/// by the same actor would apply: the full resource (field rules, expansions) when the actor may
+/// see the item, otherwise only `{"id": …}` ([`WriteEcho::IdOnly`]): a write grant never
+/// widens what the actor reads.
+///
+/// # Errors
+/// As [`render_items`].
+pub async fn render_written_item(
+    state: &AppState,
+    actor: &Actor,
+    collection: &Arc<Collection>,
+    item: Item,
+    query: &ReadQuery,
+) -> Result<Value, ApiError> {
+    let echo = with_role_view(collection, &actor.snapshot.locales, &item, |view| {
+        actor.role.item_write_echo(&collection.slug, view)
+    });
+    match echo {
+        WriteEcho::Resource => render_item(state, actor, collection, item, query).await,
+        WriteEcho::IdOnly => Ok(json!({ "id": item.id })),
+    }
+}
+
+/// Renders one item the actor may see (show; writes go through [`render_written_item`]).
 ///
 /// # Errors
 /// As [`render_items`].
@@ -178,29 +201,12 @@ fn prepare(
     }
 }
 
-/// Whether the role may see a related item: its read grant and item filter (evaluated on the
-/// item flattened to the request's locale, like the list query).
-fn visible(actor: &Actor, collection: &Collection, item: &Item, query: &ReadQuery) -> bool {
-    let flat = flatten_for_read(
-        collection.schema(),
-        &item.data,
-        &LocaleSelection::Flatten(query.locale.clone()),
-        &actor.snapshot.locales,
-    );
-    let created = timestamp(item.created_at);
-    let updated = timestamp(item.updated_at);
-    actor
-        .role
-        .may_see_item(
-            &collection.slug,
-            &ItemRef {
-                id: Some(item.id),
-                created_at: created.as_str(),
-                updated_at: updated.as_str(),
-                data: &flat,
-            },
-        )
-        .allowed
+/// Whether the role may see a related item: its read grant and item filter, judged on the item
+/// as list and show judge it (the default locale, whatever the request's `locale`).
+fn visible(actor: &Actor, collection: &Collection, item: &Item) -> bool {
+    with_role_view(collection, &actor.snapshot.locales, item, |view| {
+        actor.role.may_see_item(&collection.slug, view).allowed
+    })
 }
 
 fn is_expandable(field: &FieldDef) -> bool {

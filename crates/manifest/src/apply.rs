@@ -448,7 +448,10 @@ async fn apply_folders<C: ConnectionTrait + TransactionTrait>(
                     access: Some(access),
                     ..FilePatch::default()
                 };
-                files::update_file(tx, folder.id, patch).await?.id
+                let grant = vellum_policy::Role::super_admin()
+                    .authorize_file_write(vellum_policy::FileAction::Update)
+                    .map_err(|d| StorageError::Conflict(d.to_string()))?;
+                files::update_file(tx, &grant, folder.id, patch).await?.id
             }
             None => {
                 files::create_folder(tx, parent, name, access)

@@ -4,7 +4,7 @@
 
 use vellum_domain::CollectionSlug;
 
-use crate::{CollectionAction, FileAction, Filter, ItemRef, Reason};
+use crate::{CollectionAction, FileAction, Filter, ItemRef, Reason, Visibility};
 
 /// A value `T` the policy authorized, with the reason it was allowed.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,8 +48,21 @@ impl ItemWrite {
     }
 }
 
-/// An authorized file write (`create`, `update` or `delete`).
+/// An authorized file write (`create`, `update` or `delete`). It carries whether the role may
+/// read effective-private files: an update or delete reaches only what the same role's show
+/// reaches, so an effective-private file or folder is, for a role without `read_private`,
+/// refused exactly as show refuses it, and nothing is written. (An upload into a private folder
+/// is allowed: it reads nothing, and its response shows only what the uploader may read.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileWrite {
     pub action: FileAction,
+    pub reaches_private: bool,
+}
+
+impl FileWrite {
+    /// Whether the write may touch a file of this effective visibility.
+    #[must_use]
+    pub fn reaches(&self, visibility: Visibility) -> bool {
+        self.reaches_private || visibility == Visibility::Public
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::{Decision, FileAction, Reason, Role};
+use crate::{Decision, FileAction, Reason, Role, WriteEcho};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Visibility {
@@ -90,6 +90,17 @@ impl Role {
     /// the role may not read are omitted one by one ([`Role::may_read_file`]).
     pub fn may_list_files(&self) -> Decision {
         self.may_file(FileAction::Read)
+    }
+
+    /// What the response to an upload or metadata update may show of the file: the resource
+    /// when this role's show would answer it, otherwise only its id.
+    #[must_use]
+    pub fn file_write_echo(&self, visibility: Visibility) -> WriteEcho {
+        if self.may_read_file(visibility).allowed {
+            WriteEcho::Resource
+        } else {
+            WriteEcho::IdOnly
+        }
     }
 
     /// The expansion outcome of a file inside an item.

@@ -9,7 +9,7 @@ use vellum_domain::{CollectionSlug, FieldName, is_truthy};
 
 use crate::capability::{Authorized, FileWrite, ItemWrite};
 use crate::catalog::SystemRole;
-use crate::{Decision, Filter, ItemRef, PolicyError, Reason};
+use crate::{Decision, Filter, ItemRef, PolicyError, Reason, Visibility};
 
 /// The four actions of the collection matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -317,6 +317,16 @@ impl FileGrants {
     }
 }
 
+/// What the response to a write may show of the resource it wrote: exactly what the same
+/// actor's read of it would show ([`WriteEcho::Resource`]), or, where that read would be
+/// refused, nothing but its id ([`WriteEcho::IdOnly`], rendered `{"id": …}`). The write itself
+/// was allowed by its own grant; its answer must not read past the read grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteEcho {
+    Resource,
+    IdOnly,
+}
+
 /// A role as the access model sees it: its name, whether it is `super-admin`, and its two
 /// matrices. Admin-app permission strings are not needed for API decisions and live in
 /// [`crate::PERMISSIONS`].
@@ -328,9 +338,14 @@ pub struct Role {
 }
 
 /// Which fields of one collection a role may read, and the write rules: the redaction plan.
+///
+/// A role without the collection's `read` grant reads no field at all: whatever renders an item
+/// through this plan (a write's response, an expansion) carries no value, whatever the field
+/// rules say. A missing grant means deny here too.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FieldPolicy {
     unrestricted: bool,
+    nothing: bool,
     hidden: BTreeSet<FieldName>,
 }
 
@@ -340,18 +355,37 @@ impl FieldPolicy {
     pub fn unrestricted() -> Self {
         Self {
             unrestricted: true,
+            nothing: false,
             hidden: BTreeSet::new(),
         }
     }
 
+    /// A plan that hides every field (no `read` grant on the collection).
+    #[must_use]
+    pub fn nothing() -> Self {
+        Self {
+            unrestricted: false,
+            nothing: true,
+            hidden: BTreeSet::new(),
+        }
+    }
+
+    /// Whether the plan hides every field (the role lacks the collection's `read` grant).
+    #[must_use]
+    pub fn reads_nothing(&self) -> bool {
+        self.nothing
+    }
+
     #[must_use]
     pub fn can_read(&self, field: &str) -> bool {
-        self.unrestricted || !self.hidden.iter().any(|h| h.as_str() == field)
+        self.unrestricted || (!self.nothing && !self.hidden.iter().any(|h| h.as_str() == field))
     }
 
     /// Removes every field the role may not read from a `data` object.
     pub fn redact(&self, data: &mut Map<String, Value>) {
-        if !self.unrestricted {
+        if self.nothing {
+            data.clear();
+        } else if !self.unrestricted {
             data.retain(|k, _| !self.hidden.iter().any(|h| h.as_str() == k));
         }
     }
@@ -406,6 +440,16 @@ impl Role {
             .map(|(slug, g)| (slug.to_string(), g.to_json()))
             .collect();
         json!({"collection_permissions": collections, "file_permissions": self.files.to_json()})
+    }
+
+    /// The operator's role: `super-admin`, with which provisioning (the manifest, the demo)
+    /// acts, so its writes go through the same capabilities as a request's.
+    #[must_use]
+    pub fn super_admin() -> Self {
+        Self {
+            name: SystemRole::SuperAdmin.name().to_owned(),
+            ..Self::default()
+        }
     }
 
     /// `super-admin` bypasses every gate.
@@ -468,25 +512,39 @@ impl Role {
         }
     }
 
-    /// The redaction plan for `collection`: fields whose read flag is false are hidden.
+    /// The redaction plan for `collection`: fields whose read flag is false are hidden, and
+    /// without the collection's `read` grant every field is.
     #[must_use]
     pub fn field_policy(&self, collection: &CollectionSlug) -> FieldPolicy {
         if self.is_super_admin() {
             return FieldPolicy::unrestricted();
         }
-        let hidden = self
-            .grant(collection)
-            .map(|g| {
-                g.fields
-                    .iter()
-                    .filter(|(_, r)| !r.read)
-                    .map(|(n, _)| n.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let Some(grant) = self.grant(collection).filter(|g| g.read) else {
+            return FieldPolicy::nothing();
+        };
         FieldPolicy {
             unrestricted: false,
-            hidden,
+            nothing: false,
+            hidden: grant
+                .fields
+                .iter()
+                .filter(|(_, r)| !r.read)
+                .map(|(n, _)| n.clone())
+                .collect(),
+        }
+    }
+
+    /// What the response to a create or update of an item may show: the item as this actor's
+    /// show would render it when the actor may see it (read grant and item filter, evaluated on
+    /// `item` as stored, its translatable values flattened to the project's default locale like
+    /// every evaluation of a role's item filter), otherwise only its id. A write grant never
+    /// widens what the actor reads.
+    #[must_use]
+    pub fn item_write_echo(&self, collection: &CollectionSlug, item: &ItemRef<'_>) -> WriteEcho {
+        if self.may_see_item(collection, item).allowed {
+            WriteEcho::Resource
+        } else {
+            WriteEcho::IdOnly
         }
     }
 
@@ -552,7 +610,14 @@ impl Role {
     ) -> Result<Authorized<FileWrite>, Decision> {
         let decision = self.may_file(action);
         if decision.allowed {
-            Ok(Authorized::new(FileWrite { action }, decision.reason))
+            let reaches_private = self.may_read_file(Visibility::Private).allowed;
+            Ok(Authorized::new(
+                FileWrite {
+                    action,
+                    reaches_private,
+                },
+                decision.reason,
+            ))
         } else {
             Err(decision)
         }
@@ -686,6 +751,45 @@ mod tests {
         );
     }
 
+    /// A1: a write grant never widens what the role reads. Without `read`, the redaction plan
+    /// hides every field (field rules or not), and a write's response is only the id.
+    #[test]
+    fn without_read_nothing_is_readable_and_writes_echo_only_the_id() {
+        let writer = Role::from_json(
+            "writer",
+            &json!({"collection_permissions": {"articles": {"update": true, "create": true,
+                "rules": {"fields": {"internal_notes": {"read": false}}}}}}),
+        )
+        .unwrap();
+        let articles = slug("articles");
+        let plan = writer.field_policy(&articles);
+        assert!(plan.reads_nothing());
+        assert!(!plan.can_read("title"));
+        let mut data = json!({"title": "Secret draft", "internal_notes": "n"});
+        let data = data.as_object_mut().unwrap();
+        plan.redact(data);
+        assert!(data.is_empty());
+        // No grant at all on a collection: the same.
+        assert!(writer.field_policy(&slug("tags")).reads_nothing());
+
+        let item = json!({"title": "t", "status": "draft"});
+        let item = ItemRef::data(item.as_object().unwrap());
+        assert_eq!(writer.item_write_echo(&articles, &item), WriteEcho::IdOnly);
+        // With read, inside the filter: the resource; outside it: the id only.
+        let r = editor();
+        assert_eq!(r.item_write_echo(&articles, &item), WriteEcho::IdOnly);
+        let published = json!({"status": "published"});
+        assert_eq!(
+            r.item_write_echo(&articles, &ItemRef::data(published.as_object().unwrap())),
+            WriteEcho::Resource
+        );
+        assert!(!r.field_policy(&articles).reads_nothing());
+        assert_eq!(
+            Role::super_admin().item_write_echo(&articles, &item),
+            WriteEcho::Resource
+        );
+    }
+
     #[test]
     fn writes_carry_the_item_filter() {
         let r = editor();
@@ -748,6 +852,39 @@ mod tests {
                 other => panic!("{raw}: {other:?}"),
             }
         }
+    }
+
+    /// A2: a file write reaches private files only with `read_private`, and its response shows
+    /// the file only where show would.
+    #[test]
+    fn file_writes_reach_what_show_reaches() {
+        let r = editor();
+        let update = r.authorize_file_write(FileAction::Update).unwrap();
+        assert!(update.get().reaches(Visibility::Public));
+        assert!(!update.get().reaches(Visibility::Private));
+        assert_eq!(r.file_write_echo(Visibility::Public), WriteEcho::Resource);
+        assert_eq!(r.file_write_echo(Visibility::Private), WriteEcho::IdOnly);
+        let writer = Role::from_json("w", &json!({"file_permissions": {"update": true}})).unwrap();
+        assert_eq!(
+            writer.file_write_echo(Visibility::Public),
+            WriteEcho::IdOnly
+        );
+        let all = Role::super_admin()
+            .authorize_file_write(FileAction::Delete)
+            .unwrap();
+        assert!(all.get().reaches(Visibility::Private));
+        let private_reader = Role::from_json(
+            "p",
+            &json!({"file_permissions": {"update": true, "read_private": true}}),
+        )
+        .unwrap();
+        assert!(
+            private_reader
+                .authorize_file_write(FileAction::Update)
+                .unwrap()
+                .get()
+                .reaches(Visibility::Private)
+        );
     }
 
     #[test]

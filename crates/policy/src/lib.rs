@@ -62,6 +62,7 @@ pub use grants::{
 };
 pub use keys::{ApiKeySecret, IpAllowlist, KeyCheck, KeyDigest, KeyId, KeyRecord};
 pub use origin::{
+    WriteEcho,
     AllowOrigin, BearerState, CorsOrigins, GateDenial, Origin, OriginAllowlist, cors_allow_origin,
     origin_gate,
 };

@@ -28,6 +28,11 @@ pub enum StorageError {
     /// filter carried by the write capability. The HTTP layer answers 403; nothing was written.
     #[error("the item is outside the role's item filter")]
     OutsideItemFilter,
+    /// The file or folder a write names is effective-private and the write's capability does
+    /// not reach private files. The HTTP layer answers as a show of it would (403); nothing was
+    /// written.
+    #[error("the file is private and the role may not read private files")]
+    PrivateFile,
     /// A write would break a rule of the model (a name already used, a parent that is not a
     /// folder, …); the message is safe to show to the caller.
     #[error("{0}")]

@@ -20,6 +20,8 @@ use tracing::instrument;
 
 pub use vellum_policy::Visibility;
 
+use vellum_policy::{Authorized, FileAction, FileWrite};
+
 use crate::StorageError;
 use crate::sql::{Sql, begin_write, get_id, get_opt_id, get_time, id_param, now};
 
@@ -373,8 +375,10 @@ pub async fn create_folder<C: ConnectionTrait + TransactionTrait>(
 #[instrument(skip_all, err, fields(parent_id = new.parent_id))]
 pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
     db: &C,
+    grant: &Authorized<FileWrite>,
     new: NewFile,
 ) -> Result<StoredFile, StorageError> {
+    check_file_capability(grant, FileAction::Create)?;
     check_name(&new.filename)?;
     let txn = begin_write(db).await?;
     lock_tree(&txn).await?;
@@ -421,15 +425,19 @@ pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
 ///
 /// # Errors
 /// [`StorageError::NotFound`] when the row is missing or soft-deleted;
+/// [`StorageError::PrivateFile`] when it is effective-private and the capability does not reach
+/// private files (nothing is written);
 /// [`StorageError::Conflict`] when the new parent is not a live folder, a folder would move into
 /// itself or one of its descendants, a folder name would repeat under its parent, the filename is
 /// empty, or a focal point is outside 0 to 1; [`StorageError::Db`] when a query fails.
 #[instrument(skip_all, err, fields(file_id = id))]
 pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
     db: &C,
+    grant: &Authorized<FileWrite>,
     id: i64,
     patch: FilePatch,
 ) -> Result<StoredFile, StorageError> {
+    check_file_capability(grant, FileAction::Update)?;
     let Some(id32) = id_param(id) else {
         return Err(StorageError::NotFound { what: "file" });
     };
@@ -449,21 +457,16 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
     }
 
     let txn = begin_write(db).await?;
+    // The tree lock also keeps a folder's access from changing between the visibility check
+    // below and the write.
     let moves_in_tree = patch.parent_id.is_some() || patch.filename.is_some();
-    if moves_in_tree {
+    if moves_in_tree || !grant.get().reaches_private {
         lock_tree(&txn).await?;
     }
-    let mut sql = Sql::new(txn.get_database_backend());
-    sql.push("SELECT type, parent_id, filename FROM files WHERE id = ")
-        .bind(id32)
-        .push(" AND deleted_at IS NULL");
-    let row = sql
-        .one(&txn)
-        .await?
-        .ok_or(StorageError::NotFound { what: "file" })?;
-    let kind = FileKind::parse(&row.try_get::<String>("", "type")?)?;
-    let current_parent = get_opt_id(&row, "parent_id")?.and_then(id_param);
-    let current_name: String = row.try_get("", "filename")?;
+    let current = reachable_file(&txn, grant, id).await?;
+    let kind = current.kind;
+    let current_parent = current.parent_id.and_then(id_param);
+    let current_name = current.filename;
 
     let new_parent = match patch.parent_id {
         Some(parent) => live_parent(&txn, parent).await?,
@@ -528,29 +531,30 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
 ///
 /// # Errors
 /// [`StorageError::NotFound`] when the row is missing or already deleted;
-/// [`StorageError::Db`] when a query fails.
+/// [`StorageError::PrivateFile`] when it is effective-private and the capability does not reach
+/// private files (nothing is deleted); [`StorageError::Db`] when a query fails.
 #[instrument(skip_all, err, fields(file_id = id))]
 pub async fn soft_delete_file<C: ConnectionTrait + TransactionTrait>(
     db: &C,
+    grant: &Authorized<FileWrite>,
     id: i64,
 ) -> Result<(), StorageError> {
-    let Some(id) = id_param(id) else {
-        return Err(StorageError::NotFound { what: "file" });
-    };
+    check_file_capability(grant, FileAction::Delete)?;
     let at = now();
     let txn = begin_write(db).await?;
     lock_tree(&txn).await?;
+    let file = reachable_file(&txn, grant, id).await?;
+    let Some(id) = id_param(file.id) else {
+        return Err(StorageError::NotFound { what: "file" });
+    };
     let mut sql = Sql::new(txn.get_database_backend());
     sql.push("UPDATE files SET deleted_at = ")
         .bind(at)
         .push(" WHERE id = ")
         .bind(id)
-        .push(" AND deleted_at IS NULL RETURNING type");
-    let row = sql
-        .one(&txn)
-        .await?
-        .ok_or(StorageError::NotFound { what: "file" })?;
-    if FileKind::parse(&row.try_get::<String>("", "type")?)? == FileKind::Folder {
+        .push(" AND deleted_at IS NULL");
+    sql.execute(&txn).await?;
+    if file.kind == FileKind::Folder {
         // UNION (not UNION ALL) drops rows already seen, so a cycle in the tree ends the walk
         // instead of looping.
         let mut sql = Sql::new(txn.get_database_backend());
@@ -679,6 +683,41 @@ fn push_visible_cte(sql: &mut Sql, filter: impl FnOnce(&mut Sql)) {
 }
 
 /// Reads back a row just written inside `txn`, with its effective visibility.
+/// Refuses a capability issued for another action (a handler passing the wrong one is a bug,
+/// never a request's doing).
+fn check_file_capability(
+    grant: &Authorized<FileWrite>,
+    action: FileAction,
+) -> Result<(), StorageError> {
+    if grant.get().action == action {
+        Ok(())
+    } else {
+        Err(StorageError::Conflict(format!(
+            "a files {} capability cannot {}",
+            grant.get().action,
+            action
+        )))
+    }
+}
+
+/// The live row `id` if the write may touch it: [`StorageError::NotFound`] when it does not
+/// exist, [`StorageError::PrivateFile`] when it is effective-private and the capability does not
+/// reach private files: the same two answers a show gives the same role.
+async fn reachable_file<C: ConnectionTrait>(
+    txn: &C,
+    grant: &Authorized<FileWrite>,
+    id: i64,
+) -> Result<StoredFile, StorageError> {
+    let file = get_file(txn, id)
+        .await?
+        .ok_or(StorageError::NotFound { what: "file" })?;
+    if grant.get().reaches(file.effective) {
+        Ok(file)
+    } else {
+        Err(StorageError::PrivateFile)
+    }
+}
+
 async fn reread<C: ConnectionTrait>(txn: &C, id: i64) -> Result<StoredFile, StorageError> {
     get_file(txn, id)
         .await?
@@ -698,6 +737,10 @@ async fn lock_tree<C: ConnectionTrait>(txn: &C) -> Result<(), StorageError> {
 }
 
 /// `parent` as a bound value after checking it names a live folder (`None`: the top level).
+/// The live folder `parent` (`None`: the top level). A private folder is a valid parent for any
+/// role allowed to create: writing into it reads nothing from it (the upload's response shows
+/// only what the uploader may read), and a create-only key dropping files into a private folder
+/// is what private folders are for.
 async fn live_parent<C: ConnectionTrait>(
     txn: &C,
     parent: Option<i64>,

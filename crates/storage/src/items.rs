@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use vellum_domain::{
-    LocaleSelection, PreparedWrite, UniqueCheck, ValidationErrors, flatten_for_read,
+    ContentLocales, LocaleSelection, PreparedWrite, UniqueCheck, ValidationErrors, flatten_for_read,
 };
 use vellum_policy::{Authorized, CollectionAction, Filter, ItemRef, ItemWrite};
 
@@ -64,8 +64,8 @@ impl<T> Page<T> {
     }
 }
 
-/// What to list: the request's filter already AND-ed with the role's item filter
-/// ([`Filter::and`]), the sort keys, and the page.
+/// What to list: the request's filter, the sort keys, and the page. The role's item filter is
+/// passed apart ([`list_items_with_total`]) because it is compared in another locale.
 #[derive(Debug, Clone, Copy)]
 pub struct ListItems<'a> {
     pub filter: &'a Filter,
@@ -124,6 +124,18 @@ fn collection_param(collection: &Collection) -> Result<i32, StorageError> {
     id_param(collection.id).ok_or(StorageError::NotFound { what: "collection" })
 }
 
+/// The scope a role's item filter is compiled and evaluated in: the project's default locale,
+/// whatever `locale` the request names. A role's filter decides which items exist for the role;
+/// if it followed the request's locale, a caller could pick the locale in which a hidden item
+/// passes and then read every translation of it (`include_all_translations`).
+#[must_use]
+pub fn role_filter_scope<'a>(scope: &FilterScope<'a>) -> FilterScope<'a> {
+    FilterScope {
+        locale: scope.locales.default_locale(),
+        ..*scope
+    }
+}
+
 /// A page of the collection's live items matching `query.filter`, and the total of matches.
 ///
 /// # Errors
@@ -134,12 +146,13 @@ pub async fn list_items<C: ConnectionTrait>(
     scope: &FilterScope<'_>,
     query: &ListItems<'_>,
 ) -> Result<Page<Item>, StorageError> {
-    list_items_with_total(db, collection, scope, query, None).await
+    list_items_with_total(db, collection, scope, query, None, None).await
 }
 
-/// As [`list_items`], with the total of matches already known (`known_total`), e.g. remembered
-/// by the caller since the last write: the `COUNT(*)`, which reads every match and dominates a
-/// list over a large collection, is then skipped.
+/// As [`list_items`], also inside the role's item filter (`role_filter`, compared in the
+/// default locale: [`role_filter_scope`]), with the total of matches already known
+/// (`known_total`), e.g. remembered by the caller since the last write: the `COUNT(*)`, which
+/// reads every match and dominates a list over a large collection, is then skipped.
 ///
 /// # Errors
 /// A database error.
@@ -148,6 +161,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
     collection: &Collection,
     scope: &FilterScope<'_>,
     query: &ListItems<'_>,
+    role_filter: Option<&Filter>,
     known_total: Option<u64>,
 ) -> Result<Page<Item>, StorageError> {
     let backend = db.get_database_backend();
@@ -158,7 +172,23 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
     // The collection id is written as a literal (an i32 read from the database, not request
     // data): SQLite can then prove that the collection's partial scalar index applies.
     let live = format!(" WHERE collection_id = {cid} AND deleted_at IS NULL");
-    let hint = scalar_index_hint(backend, collection.id, collection.schema(), query.filter);
+    let role_scope = role_filter_scope(scope);
+    let both;
+    let hinted = match role_filter {
+        Some(role) => {
+            both = query.filter.clone().and(role);
+            &both
+        }
+        None => query.filter,
+    };
+    let hint = scalar_index_hint(backend, collection.id, collection.schema(), hinted);
+    let push_filters = |sql: &mut Sql| -> Result<(), StorageError> {
+        push_filter(sql, "data", query.filter, scope)?;
+        if let Some(role) = role_filter {
+            push_filter(sql, "data", role, &role_scope)?;
+        }
+        Ok(())
+    };
     let total = match known_total {
         Some(total) => total,
         None => {
@@ -168,7 +198,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
                 count.push(hint);
             }
             count.push(&live);
-            push_filter(&mut count, "data", query.filter, scope)?;
+            push_filters(&mut count)?;
             let total: i64 = match count.one(db).await? {
                 Some(row) => row.try_get("", "n")?,
                 None => 0,
@@ -192,7 +222,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
             sql.push(" WHERE id IN (SELECT id FROM items")
                 .push(&hint)
                 .push(&live);
-            push_filter(&mut sql, "data", query.filter, scope)?;
+            push_filters(&mut sql)?;
             push_order(&mut sql, "data", query.sort, scope)?;
             sql.push(" LIMIT ")
                 .bind(limit)
@@ -203,7 +233,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
         }
         None => {
             sql.push(&live);
-            push_filter(&mut sql, "data", query.filter, scope)?;
+            push_filters(&mut sql)?;
             push_order(&mut sql, "data", query.sort, scope)?;
             sql.push(" LIMIT ").bind(limit).push(" OFFSET ").bind(skip);
         }
@@ -217,8 +247,8 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
     Ok(Page::new(items, total, page, per_page))
 }
 
-/// The live item `id` of the collection, if it matches `filter` (the role's item filter: an item
-/// outside it does not exist for the role).
+/// The live item `id` of the collection, if it matches `filter` (the role's item filter, compared
+/// in the default locale: an item outside it does not exist for the role).
 ///
 /// # Errors
 /// A database error.
@@ -239,7 +269,7 @@ pub async fn get_item<C: ConnectionTrait>(
         .bind(collection_param(collection)?)
         .push(" AND deleted_at IS NULL");
     if let Some(filter) = filter {
-        push_filter(&mut sql, "data", filter, scope)?;
+        push_filter(&mut sql, "data", filter, &role_filter_scope(scope))?;
     }
     sql.one(db).await?.as_ref().map(item_of).transpose()
 }
@@ -297,10 +327,57 @@ fn check_capability(
     Ok(())
 }
 
-/// Whether the item as written still falls inside the capability's item filter, compared in the
-/// scope's locale like the read path.
-/// Evaluated on the item as it will be stored (id and timestamps included, so a filter on them
-/// behaves as it does in SQL).
+/// Evaluates `decide` on a stored item as every role item filter sees it, the one view the SQL
+/// of [`role_filter_scope`] also compares: translatable values flattened to the project's
+/// default locale, system timestamps in RFC 3339. Write admission, relation expansion, a
+/// write's response and `vellum-admin explain` all go through here, so none of them can judge
+/// an item in another locale than list and show do.
+pub fn with_role_view<R>(
+    collection: &Collection,
+    locales: &ContentLocales,
+    item: &Item,
+    decide: impl FnOnce(&ItemRef<'_>) -> R,
+) -> R {
+    role_view(
+        collection,
+        locales,
+        item.id,
+        item.created_at,
+        item.updated_at,
+        &item.data,
+        decide,
+    )
+}
+
+fn role_view<R>(
+    collection: &Collection,
+    locales: &ContentLocales,
+    id: i64,
+    created_at: Option<OffsetDateTime>,
+    updated_at: Option<OffsetDateTime>,
+    data: &Map<String, Json>,
+    decide: impl FnOnce(&ItemRef<'_>) -> R,
+) -> R {
+    use time::format_description::well_known::Rfc3339;
+    let flat = flatten_for_read(
+        collection.schema(),
+        data,
+        &LocaleSelection::Flatten(locales.default_locale().clone()),
+        locales,
+    );
+    let created = created_at.and_then(|t| t.format(&Rfc3339).ok());
+    let updated = updated_at.and_then(|t| t.format(&Rfc3339).ok());
+    decide(&ItemRef {
+        id: Some(id),
+        created_at: created.as_deref(),
+        updated_at: updated.as_deref(),
+        data: &flat,
+    })
+}
+
+/// Whether the item as written still falls inside the capability's item filter, seen as every
+/// read sees it ([`with_role_view`]). Evaluated on the item as it will be stored (id and
+/// timestamps included, so a filter on them behaves as it does in SQL).
 fn admits(
     grant: &Authorized<ItemWrite>,
     collection: &Collection,
@@ -310,24 +387,18 @@ fn admits(
     updated_at: OffsetDateTime,
     data: &Map<String, Json>,
 ) -> bool {
-    use time::format_description::well_known::Rfc3339;
     if grant.get().item_filter.is_none() {
         return true;
     }
-    let flat = flatten_for_read(
-        collection.schema(),
-        data,
-        &LocaleSelection::Flatten(scope.locale.clone()),
+    role_view(
+        collection,
         scope.locales,
-    );
-    let created = created_at.and_then(|t| t.format(&Rfc3339).ok());
-    let updated = updated_at.format(&Rfc3339).ok();
-    grant.get().admits(&ItemRef {
-        id: Some(id),
-        created_at: created.as_deref(),
-        updated_at: updated.as_deref(),
-        data: &flat,
-    })
+        id,
+        created_at,
+        Some(updated_at),
+        data,
+        |item| grant.get().admits(item),
+    )
 }
 
 /// Creates an item from a validated write, with its revision, links and `unique` claims.
@@ -477,7 +548,7 @@ async fn lock_item<C: ConnectionTrait>(
         .bind(collection_param(collection)?)
         .push(" AND deleted_at IS NULL");
     if let Some(filter) = &grant.get().item_filter {
-        push_filter(&mut sql, "data", filter, scope)?;
+        push_filter(&mut sql, "data", filter, &role_filter_scope(scope))?;
     }
     if backend == DbBackend::Postgres {
         sql.push(" FOR UPDATE");

@@ -9,7 +9,7 @@
 )]
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, TransactionTrait};
-use vellum_policy::effective_visibility;
+use vellum_policy::{Authorized, FileAction, FileWrite, Role, effective_visibility};
 use vellum_storage::StorageError;
 use vellum_storage::files::{
     FileKind, FilePage, FilePatch, ListFiles, NewFile, NewTransform, ParentFilter, StoredFile,
@@ -19,6 +19,11 @@ use vellum_storage::files::{
 use vellum_storage::testing::TestDb;
 
 use Visibility::{Private, Public};
+
+/// The operator's capability (these tests are about storage; the policy's own are elsewhere).
+fn op(action: FileAction) -> Authorized<FileWrite> {
+    Role::super_admin().authorize_file_write(action).unwrap()
+}
 
 fn new_file(parent_id: Option<i64>, filename: &str) -> NewFile {
     NewFile {
@@ -36,7 +41,9 @@ fn new_file(parent_id: Option<i64>, filename: &str) -> NewFile {
 }
 
 async fn file(db: &DatabaseConnection, parent: Option<i64>, name: &str) -> StoredFile {
-    create_file(db, new_file(parent, name)).await.unwrap()
+    create_file(db, &op(FileAction::Create), new_file(parent, name))
+        .await
+        .unwrap()
 }
 
 async fn folder(
@@ -71,7 +78,9 @@ async fn set_access(db: &DatabaseConnection, id: i64, access: Option<Visibility>
         access: Some(access),
         ..FilePatch::default()
     };
-    update_file(db, id, patch).await.unwrap();
+    update_file(db, &op(FileAction::Update), id, patch)
+        .await
+        .unwrap();
 }
 
 async fn raw(db: &DatabaseConnection, sql: &str) {
@@ -214,7 +223,9 @@ async fn a_cycle_in_the_tree_resolves_private_and_ends() {
     );
     let all = list(db, query(ParentFilter::Any)).await;
     assert!(all.items.iter().all(|f| f.effective == Private));
-    soft_delete_file(db, a.id).await.unwrap();
+    soft_delete_file(db, &op(FileAction::Delete), a.id)
+        .await
+        .unwrap();
     assert!(get_file(db, f.id).await.unwrap().is_none());
 }
 
@@ -226,7 +237,9 @@ async fn get_files_batches_and_skips_what_is_not_live() {
     let a = file(db, None, "a.png").await;
     let b = file(db, None, "b.png").await;
     let gone = file(db, None, "gone.png").await;
-    soft_delete_file(db, gone.id).await.unwrap();
+    soft_delete_file(db, &op(FileAction::Delete), gone.id)
+        .await
+        .unwrap();
     let got = get_files(db, &[b.id, 999_999, a.id, gone.id, b.id, i64::MAX])
         .await
         .unwrap();
@@ -247,7 +260,7 @@ async fn created_rows_read_back_unchanged() {
     assert!(dir.storage_key.is_none() && dir.mime_type.is_none());
     let mut new = new_file(Some(dir.id), "cat.png");
     new.title = Some("A cat".to_owned());
-    let f = create_file(db, new).await.unwrap();
+    let f = create_file(db, &op(FileAction::Create), new).await.unwrap();
     assert_eq!(f.kind, FileKind::File);
     assert_eq!(f.parent_id, Some(dir.id));
     assert_eq!(f.title.as_deref(), Some("A cat"));
@@ -320,7 +333,9 @@ async fn search_matches_filename_or_title_literally_and_case_insensitively() {
     file(db, None, "Report.PDF").await;
     let mut titled = new_file(Some(dir.id), "img_001.jpg");
     titled.title = Some("Summer BEACH".to_owned());
-    create_file(db, titled).await.unwrap();
+    create_file(db, &op(FileAction::Create), titled)
+        .await
+        .unwrap();
     file(db, None, "100%_done.txt").await;
     file(db, None, "100x done.txt").await;
     file(db, None, "1000 done.txt").await;
@@ -490,14 +505,18 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
     let outside = file(db, None, "outside.png").await;
     let single = file(db, None, "single.png").await;
 
-    soft_delete_file(db, single.id).await.unwrap();
+    soft_delete_file(db, &op(FileAction::Delete), single.id)
+        .await
+        .unwrap();
     assert!(get_file(db, single.id).await.unwrap().is_none());
     assert!(matches!(
-        soft_delete_file(db, single.id).await,
+        soft_delete_file(db, &op(FileAction::Delete), single.id).await,
         Err(StorageError::NotFound { .. })
     ));
 
-    soft_delete_file(db, top.id).await.unwrap();
+    soft_delete_file(db, &op(FileAction::Delete), top.id)
+        .await
+        .unwrap();
     for id in [top.id, sub.id, deep.id, in_top.id, in_deep.id] {
         assert!(get_file(db, id).await.unwrap().is_none(), "{id} is live");
     }
@@ -513,20 +532,25 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
     );
 
     assert!(matches!(
-        soft_delete_file(db, top.id).await,
+        soft_delete_file(db, &op(FileAction::Delete), top.id).await,
         Err(StorageError::NotFound { .. })
     ));
     assert!(matches!(
-        soft_delete_file(db, 999_999).await,
+        soft_delete_file(db, &op(FileAction::Delete), 999_999).await,
         Err(StorageError::NotFound { .. })
     ));
     assert!(matches!(
-        soft_delete_file(db, i64::MAX).await,
+        soft_delete_file(db, &op(FileAction::Delete), i64::MAX).await,
         Err(StorageError::NotFound { .. })
     ));
     // Nothing can be added to, or moved into, what is gone.
     assert!(matches!(
-        create_file(db, new_file(Some(sub.id), "late.png")).await,
+        create_file(
+            db,
+            &op(FileAction::Create),
+            new_file(Some(sub.id), "late.png")
+        )
+        .await,
         Err(StorageError::Conflict(_))
     ));
     assert!(matches!(
@@ -538,13 +562,73 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
         ..FilePatch::default()
     };
     assert!(matches!(
-        update_file(db, outside.id, into_deleted).await,
+        update_file(db, &op(FileAction::Update), outside.id, into_deleted).await,
         Err(StorageError::Conflict(_))
     ));
     assert!(matches!(
-        update_file(db, in_top.id, FilePatch::default()).await,
+        update_file(db, &op(FileAction::Update), in_top.id, FilePatch::default()).await,
         Err(StorageError::NotFound { .. })
     ));
+}
+
+/// A2: an update or delete by a role without `read_private` reaches only what its show reaches:
+/// an effective-private file (own `access` or inherited) is refused with `PrivateFile` and left
+/// as it was.
+#[tokio::test]
+async fn writes_without_read_private_do_not_reach_private_files() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let private = folder(db, None, "private", Some(Private)).await;
+    let inherited = file(db, Some(private.id), "inherited.png").await;
+    let public = file(db, None, "public.png").await;
+    let writer = Role::from_json(
+        "writer",
+        &serde_json::json!({"file_permissions": {"create": true, "update": true, "delete": true}}),
+    )
+    .unwrap();
+    let cap = |action| writer.authorize_file_write(action).unwrap();
+    let title = || FilePatch {
+        title: Some(Some("changed".to_owned())),
+        ..FilePatch::default()
+    };
+
+    for id in [private.id, inherited.id] {
+        assert!(matches!(
+            update_file(db, &cap(FileAction::Update), id, title()).await,
+            Err(StorageError::PrivateFile)
+        ));
+        assert!(matches!(
+            soft_delete_file(db, &cap(FileAction::Delete), id).await,
+            Err(StorageError::PrivateFile)
+        ));
+        let kept = get_file(db, id).await.unwrap().expect("still live");
+        assert_eq!(kept.title, None, "{id} was written");
+    }
+    // Dropping a file into a private folder is allowed: it reads nothing.
+    let dropped = create_file(
+        db,
+        &cap(FileAction::Create),
+        new_file(Some(private.id), "drop.png"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(dropped.effective, Private);
+    // Public files stay writable; a capability for another action is refused.
+    let changed = update_file(db, &cap(FileAction::Update), public.id, title())
+        .await
+        .unwrap();
+    assert_eq!(changed.title.as_deref(), Some("changed"));
+    assert!(matches!(
+        update_file(db, &cap(FileAction::Delete), public.id, title()).await,
+        Err(StorageError::Conflict(_))
+    ));
+    soft_delete_file(db, &cap(FileAction::Delete), public.id)
+        .await
+        .unwrap();
+    // The operator reaches everything.
+    update_file(db, &op(FileAction::Update), inherited.id, title())
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -554,10 +638,11 @@ async fn update_changes_only_the_given_keys() {
     let dir = folder(db, None, "dir", Some(Private)).await;
     let mut new = new_file(None, "orig.png");
     new.title = Some("Original title".to_owned());
-    let before = create_file(db, new).await.unwrap();
+    let before = create_file(db, &op(FileAction::Create), new).await.unwrap();
 
     let after = update_file(
         db,
+        &op(FileAction::Update),
         before.id,
         FilePatch {
             description: Some(Some("A description".to_owned())),
@@ -584,6 +669,7 @@ async fn update_changes_only_the_given_keys() {
 
     let cleared = update_file(
         db,
+        &op(FileAction::Update),
         before.id,
         FilePatch {
             title: Some(None),
@@ -608,6 +694,7 @@ async fn update_changes_only_the_given_keys() {
 
     let moved = update_file(
         db,
+        &op(FileAction::Update),
         before.id,
         FilePatch {
             parent_id: Some(Some(dir.id)),
@@ -619,6 +706,7 @@ async fn update_changes_only_the_given_keys() {
     assert_eq!((moved.parent_id, moved.effective), (Some(dir.id), Private));
     let back = update_file(
         db,
+        &op(FileAction::Update),
         before.id,
         FilePatch {
             parent_id: Some(None),
@@ -632,6 +720,7 @@ async fn update_changes_only_the_given_keys() {
     for bad in [Some(1.5), Some(-0.1), Some(f64::NAN)] {
         let err = update_file(
             db,
+            &op(FileAction::Update),
             before.id,
             FilePatch {
                 focal_point_x: Some(bad),
@@ -648,12 +737,12 @@ async fn update_changes_only_the_given_keys() {
         ..FilePatch::default()
     };
     assert!(matches!(
-        update_file(db, before.id, empty_name).await,
+        update_file(db, &op(FileAction::Update), before.id, empty_name).await,
         Err(StorageError::Conflict(_))
     ));
     assert_eq!(get_file(db, before.id).await.unwrap().unwrap(), back);
     assert!(matches!(
-        update_file(db, 999_999, FilePatch::default()).await,
+        update_file(db, &op(FileAction::Update), 999_999, FilePatch::default()).await,
         Err(StorageError::NotFound { .. })
     ));
 }
@@ -671,7 +760,9 @@ async fn a_folder_cannot_move_into_itself_or_below() {
             parent_id: Some(Some(target)),
             ..FilePatch::default()
         };
-        let err = update_file(db, a.id, patch).await.unwrap_err();
+        let err = update_file(db, &op(FileAction::Update), a.id, patch)
+            .await
+            .unwrap_err();
         assert!(
             matches!(err, StorageError::Conflict(_)),
             "{target}: {err:?}"
@@ -684,7 +775,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
         ..FilePatch::default()
     };
     assert!(matches!(
-        update_file(db, c.id, under_file).await,
+        update_file(db, &op(FileAction::Update), c.id, under_file).await,
         Err(StorageError::Conflict(_))
     ));
     let under_missing = FilePatch {
@@ -692,7 +783,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
         ..FilePatch::default()
     };
     assert!(matches!(
-        update_file(db, c.id, under_missing).await,
+        update_file(db, &op(FileAction::Update), c.id, under_missing).await,
         Err(StorageError::Conflict(_))
     ));
 
@@ -701,14 +792,19 @@ async fn a_folder_cannot_move_into_itself_or_below() {
         parent_id: Some(None),
         ..FilePatch::default()
     };
-    let c = update_file(db, c.id, to_root).await.unwrap();
+    let c = update_file(db, &op(FileAction::Update), c.id, to_root)
+        .await
+        .unwrap();
     assert_eq!(c.parent_id, None);
     let a_under_c = FilePatch {
         parent_id: Some(Some(c.id)),
         ..FilePatch::default()
     };
     assert_eq!(
-        update_file(db, a.id, a_under_c).await.unwrap().parent_id,
+        update_file(db, &op(FileAction::Update), a.id, a_under_c)
+            .await
+            .unwrap()
+            .parent_id,
         Some(c.id)
     );
 }
@@ -735,7 +831,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
         ..FilePatch::default()
     };
     assert!(matches!(
-        update_file(db, other.id, rename).await,
+        update_file(db, &op(FileAction::Update), other.id, rename).await,
         Err(StorageError::Conflict(_))
     ));
     let move_up = FilePatch {
@@ -743,7 +839,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
         ..FilePatch::default()
     };
     assert!(matches!(
-        update_file(db, nested.id, move_up).await,
+        update_file(db, &op(FileAction::Update), nested.id, move_up).await,
         Err(StorageError::Conflict(_))
     ));
     // Renaming to its own name or patching other keys is not a clash with itself.
@@ -753,7 +849,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
         ..FilePatch::default()
     };
     assert_eq!(
-        update_file(db, first.id, same)
+        update_file(db, &op(FileAction::Update), first.id, same)
             .await
             .unwrap()
             .title
@@ -761,7 +857,9 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
         Some("Photos")
     );
 
-    soft_delete_file(db, first.id).await.unwrap();
+    soft_delete_file(db, &op(FileAction::Delete), first.id)
+        .await
+        .unwrap();
     let again = folder(db, None, "photos", None).await;
     assert_ne!(again.id, first.id);
 
@@ -771,7 +869,12 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
         Err(StorageError::Conflict(_))
     ));
     assert!(matches!(
-        create_file(db, new_file(Some(parent_is_file.id), "x.png")).await,
+        create_file(
+            db,
+            &op(FileAction::Create),
+            new_file(Some(parent_is_file.id), "x.png")
+        )
+        .await,
         Err(StorageError::Conflict(_))
     ));
     assert!(matches!(
@@ -847,9 +950,13 @@ async fn writes_join_an_enclosing_transaction() {
     let db = &db.conn;
     let txn = db.begin().await.unwrap();
     let dir = create_folder(&txn, None, "dir", None).await.unwrap();
-    create_file(&txn, new_file(Some(dir.id), "a.png"))
-        .await
-        .unwrap();
+    create_file(
+        &txn,
+        &op(FileAction::Create),
+        new_file(Some(dir.id), "a.png"),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         list_files(&txn, query(ParentFilter::Any))
             .await
@@ -905,9 +1012,13 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
                     .await
                     .map(|_| true)
             } else {
-                create_file(&conn, new_file(Some(parent.id), "f.png"))
-                    .await
-                    .map(|_| false)
+                create_file(
+                    &conn,
+                    &op(FileAction::Create),
+                    new_file(Some(parent.id), "f.png"),
+                )
+                .await
+                .map(|_| false)
             }
         }));
     }

@@ -17,7 +17,7 @@ use futures_util::{StreamExt as _, TryStreamExt as _};
 use serde_json::{Map, Value, json};
 use vellum_domain::ValidationErrors;
 use vellum_imaging::{FocalPoint, ImagingError, Preset, TransformOptions};
-use vellum_policy::{FileAction, Visibility};
+use vellum_policy::{FileAction, Visibility, WriteEcho};
 use vellum_storage::StorageError;
 use vellum_storage::files::{
     FileKind, FilePatch, ListFiles, NewTransform, ParentFilter, StoredFile, StoredTransform,
@@ -40,15 +40,6 @@ fn parse_id(raw: &str) -> Result<i64, ApiError> {
         .ok()
         .filter(|id| *id > 0)
         .ok_or(ApiError::NotFound)
-}
-
-fn require(actor: &Actor, action: FileAction) -> Result<(), ApiError> {
-    let decision = actor.role.may_file(action);
-    if decision.allowed {
-        Ok(())
-    } else {
-        Err(decision.into())
-    }
 }
 
 /// The live file `id` if the role may read it: 404 when it does not exist, 403 without the
@@ -176,7 +167,7 @@ struct Form {
     security((), ("bearer" = [])),
     request_body(content_type = "multipart/form-data", content = crate::openapi::UploadFileForm),
     responses(
-        (status = 201, description = "The uploaded file", content_type = "application/json", body = crate::openapi::FileEnvelope),
+        (status = 201, description = "The uploaded file, or only its id for a role that may not read it", content_type = "application/json", body = crate::openapi::FileWriteEnvelope),
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 408, response = crate::openapi::BodyTimeout),
@@ -191,7 +182,7 @@ pub async fn upload(
     actor: Actor,
     multipart: Multipart,
 ) -> Result<HttpResponse, ApiError> {
-    require(&actor, FileAction::Create)?;
+    let grant = actor.role.authorize_file_write(FileAction::Create)?;
     let limit = actor.snapshot.settings.files_max_upload_bytes;
     let mut errors = ValidationErrors::new();
     let form = match read_form(&state, multipart, limit, &mut errors).await {
@@ -231,15 +222,14 @@ pub async fn upload(
         title: None,
         limit: Some(limit),
     };
-    let file = ingest::record(state.db(), state.blobs(), received, upload)
+    let file = ingest::record(state.db(), state.blobs(), &grant, received, upload)
         .await
         .map_err(|err| match err {
             StorageError::Conflict(message) => ApiError::invalid("parent_id", message),
             other => other.into(),
         })?;
     state.content_changed().await;
-    Ok(HttpResponse::Created()
-        .json(json!({"data": file_resource(&state.config().base_url, &file)})))
+    Ok(HttpResponse::Created().json(json!({"data": written_file(&state, &actor, &file)})))
 }
 
 /// Reads the form: the `file` part streams to the blob store as it arrives (through a small
@@ -361,7 +351,7 @@ fn clean_filename(raw: &str) -> String {
     params(("id" = i64, Path, description = "File id")),
     request_body(content_type = "application/json", content = crate::openapi::UpdateFileRequest),
     responses(
-        (status = 200, description = "The updated file", content_type = "application/json", body = crate::openapi::FileEnvelope),
+        (status = 200, description = "The updated file, or only its id for a role that may not read it", content_type = "application/json", body = crate::openapi::FileWriteEnvelope),
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 404, response = crate::openapi::NotFound),
@@ -379,18 +369,27 @@ pub async fn update(
     req: HttpRequest,
     body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    require(&actor, FileAction::Update)?;
+    let grant = actor.role.authorize_file_write(FileAction::Update)?;
     let id = parse_id(&id)?;
     let body = super::items::read_body(body, state.config().json_limit, &req).await?;
     let patch = parse_patch(&body)?;
-    let file = vellum_storage::files::update_file(state.db(), id, patch)
+    let file = vellum_storage::files::update_file(state.db(), &grant, id, patch)
         .await
         .map_err(|err| match err {
             StorageError::Conflict(message) => ApiError::invalid("name", message),
             other => other.into(),
         })?;
     state.content_changed().await;
-    Ok(HttpResponse::Ok().json(json!({"data": file_resource(&state.config().base_url, &file)})))
+    Ok(HttpResponse::Ok().json(json!({"data": written_file(&state, &actor, &file)})))
+}
+
+/// The file an upload or update wrote, through the read policy a show of it by the same actor
+/// applies: the FileResource when the actor may read it, otherwise only `{"id": …}`.
+fn written_file(state: &AppState, actor: &Actor, file: &StoredFile) -> Value {
+    match actor.role.file_write_echo(file.effective) {
+        WriteEcho::Resource => file_resource(&state.config().base_url, file),
+        WriteEcho::IdOnly => json!({ "id": file.id }),
+    }
 }
 
 /// UpdateFileRequest: every property optional; unknown ones are ignored.
@@ -524,9 +523,9 @@ pub async fn destroy(
     actor: Actor,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    require(&actor, FileAction::Delete)?;
+    let grant = actor.role.authorize_file_write(FileAction::Delete)?;
     let id = parse_id(&id)?;
-    vellum_storage::files::soft_delete_file(state.db(), id).await?;
+    vellum_storage::files::soft_delete_file(state.db(), &grant, id).await?;
     state.content_changed().await;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -14,7 +14,7 @@ use vellum_storage::items::{self, FilterScope, ListItems};
 use crate::actor::Actor;
 use crate::error::ApiError;
 use crate::query::{parse_list, parse_read};
-use crate::render::{render_item, render_items};
+use crate::render::{render_item, render_items, render_written_item};
 use crate::state::AppState;
 
 fn collection_for(actor: &Actor, slug: &str) -> Result<Arc<Collection>, ApiError> {
@@ -80,24 +80,26 @@ pub async fn list(
         &collection,
         &fields,
     )?;
-    let filter = match actor.role.item_filter(&collection.slug) {
-        Some(role_filter) => query.filter.clone().and(role_filter),
-        None => query.filter.clone(),
-    };
-    // The total depends on the collection, the combined filter (the query's and the role's) and
-    // the locale translatable fields compare in; sort and page do not change it.
-    let total_key = format!("{}|{}|{:?}", collection.id, query.read.locale, filter);
+    let role_filter = actor.role.item_filter(&collection.slug);
+    // The total depends on the collection, the query's filter and the locale it compares
+    // translatable fields in, and the role's filter (always compared in the default locale);
+    // sort and page do not change it.
+    let total_key = format!(
+        "{}|{}|{:?}|{:?}",
+        collection.id, query.read.locale, query.filter, role_filter
+    );
     let known_total = actor.snapshot.total(&total_key);
     let page = items::list_items_with_total(
         state.db(),
         &collection,
         &scope(&actor, &collection, &query.read.locale),
         &ListItems {
-            filter: &filter,
+            filter: &query.filter,
             sort: &query.sort,
             page: query.page,
             per_page: query.per_page,
         },
+        role_filter,
         known_total,
     )
     .await?;
@@ -162,7 +164,7 @@ pub async fn show(
     params(("slug" = String, Path, description = "Collection slug"), crate::openapi::ItemParams),
     request_body(content_type = "application/json", content = crate::openapi::ItemWriteRequest),
     responses(
-        (status = 201, description = "The created item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
+        (status = 201, description = "The created item, or only its id for a role that may not read it", content_type = "application/json", body = crate::openapi::ItemWriteEnvelope),
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 404, response = crate::openapi::NotFound),
@@ -202,7 +204,7 @@ pub async fn create(
     )
     .await?;
     state.content_changed().await;
-    let data = render_item(&state, &actor, &collection, item, &query).await?;
+    let data = render_written_item(&state, &actor, &collection, item, &query).await?;
     Ok(HttpResponse::Created().json(json!({ "data": data })))
 }
 
@@ -213,7 +215,7 @@ pub async fn create(
     params(("slug" = String, Path, description = "Collection slug"), ("id" = i64, Path, description = "Item id"), crate::openapi::ItemParams),
     request_body(content_type = "application/json", content = crate::openapi::ItemWriteRequest),
     responses(
-        (status = 200, description = "The updated item", content_type = "application/json", body = crate::openapi::ItemEnvelope),
+        (status = 200, description = "The updated item, or only its id for a role that may not read it", content_type = "application/json", body = crate::openapi::ItemWriteEnvelope),
         (status = 401, response = crate::openapi::Unauthenticated),
         (status = 403, response = crate::openapi::Forbidden),
         (status = 404, response = crate::openapi::NotFound),
@@ -264,7 +266,7 @@ pub async fn update(
     )
     .await?;
     state.content_changed().await;
-    let data = render_item(&state, &actor, &collection, item, &query).await?;
+    let data = render_written_item(&state, &actor, &collection, item, &query).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
 }
 

@@ -12,7 +12,7 @@ use vellum_policy::{CollectionAction, Role};
 use vellum_storage::files::{NewFile, Visibility, create_file, create_folder};
 use vellum_storage::items::{FilterScope, create_item};
 
-use crate::support::{BASE_URL, TestApp, with_statement_counter};
+use crate::support::{BASE_URL, TestApp, op, with_statement_counter};
 
 /// Pages with every kind of file slot and relation; authors (with their own file and relations);
 /// tags. Roles: `public` (files read), `nofiles` (no files grant), `private` (read and
@@ -124,6 +124,7 @@ async fn file(
 ) -> i64 {
     create_file(
         &app.db.conn,
+        &op(vellum_policy::FileAction::Create),
         NewFile {
             parent_id: parent,
             filename: filename.to_owned(),

@@ -8,12 +8,13 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use vellum_storage::files::{FilePatch, NewFile, Visibility, create_file, create_folder};
 
-use crate::support::{BASE_URL, Part, Response, TestApp, blob_key, png};
+use crate::support::{BASE_URL, Part, Response, TestApp, blob_key, op, png};
 
 /// A project for the files tests: a `posts` collection with an image field, and one role (with a
 /// key of the same name plus `-key`) per files grant: `viewer` (read), `private` (read and
-/// read_private), `privonly` (read_private only), `creator`, `updater`, `deleter`, `nofiles`
-/// (none). Anonymous callers (`public`) have files `read`. `admin-key` is super-admin.
+/// read_private), `privonly` (read_private only), `creator`, `updater`, `deleter` (each only
+/// that write grant, so their writes answer `{id}` only), `curator` (every files grant),
+/// `nofiles` (none). Anonymous callers (`public`) have files `read`. `admin-key` is super-admin.
 pub fn project() -> Value {
     let posts = json!({"posts": {"read": true}});
     json!({
@@ -34,6 +35,8 @@ pub fn project() -> Value {
             {"name": "creator", "file_permissions": {"create": true}},
             {"name": "updater", "file_permissions": {"update": true}},
             {"name": "deleter", "file_permissions": {"delete": true}},
+            {"name": "curator", "collection_permissions": posts, "file_permissions":
+                {"create": true, "read": true, "read_private": true, "update": true, "delete": true}},
             {"name": "nofiles", "collection_permissions": posts}
         ],
         "api_keys": [
@@ -44,6 +47,7 @@ pub fn project() -> Value {
             {"name": "creator-key", "role": "creator"},
             {"name": "updater-key", "role": "updater"},
             {"name": "deleter-key", "role": "deleter"},
+            {"name": "curator-key", "role": "curator"},
             {"name": "nofiles-key", "role": "nofiles"}
         ]
     })
@@ -69,6 +73,7 @@ pub async fn folder(
 pub async fn set_access(app: &TestApp, id: i64, access: Option<Visibility>) {
     vellum_storage::files::update_file(
         &app.db.conn,
+        &op(vellum_policy::FileAction::Update),
         id,
         FilePatch {
             access: Some(access),
@@ -84,6 +89,7 @@ pub async fn set_access(app: &TestApp, id: i64, access: Option<Visibility>) {
 async fn seed(app: &TestApp, parent: Option<i64>, filename: &str, title: Option<&str>) -> i64 {
     create_file(
         &app.db.conn,
+        &op(vellum_policy::FileAction::Create),
         NewFile {
             parent_id: parent,
             filename: filename.to_owned(),
@@ -219,7 +225,7 @@ async fn upload_returns_all_eighteen_keys_with_the_sniffed_type_and_size() {
     let bytes = png(40, 30);
     let res = app
         .upload(
-            Some("creator-key"),
+            Some("curator-key"),
             &[Part::file("../../x.png", "text/plain", &bytes)],
         )
         .await;
@@ -505,7 +511,7 @@ async fn an_upload_goes_into_the_folder_named_by_parent_id() {
     ] {
         let res = app
             .upload(
-                Some("creator-key"),
+                Some("curator-key"),
                 &[
                     Part::text("parent_id", &parent_part),
                     Part::file("in-folder.png", "image/png", &png(5, 5)),
@@ -1057,8 +1063,10 @@ async fn access_is_inherited_through_three_folder_levels() {
         .await;
     assert_eq!(res.status, StatusCode::CREATED);
     let file = id_of(&res.json()["data"]);
+    // The creator may not read private files: its upload answers only the id (A2).
+    assert_eq!(res.json(), json!({"data": {"id": file}}));
     assert_eq!(
-        res.json()["data"]["access"],
+        app.get_as("admin-key", &file_path(file)).await.json()["data"]["access"],
         "private",
         "uploads inherit (access null)"
     );
@@ -1124,7 +1132,7 @@ async fn patch_updates_metadata_and_returns_it() {
     let res = app
         .json(
             Method::PATCH,
-            Some("updater-key"),
+            Some("curator-key"),
             &file_path(id),
             json!({
                 "title": "Sunrise",
@@ -1596,27 +1604,38 @@ async fn every_row_of_the_file_grant_mapping() {
     assert_eq!(cover(&app, "private-key", hidden).await["id"], private);
     assert_eq!(cover(&app, "privonly-key", hidden).await["id"], private);
 
-    // PATCH: update.
-    for (key, ok) in [
-        (Some("updater-key"), true),
-        (None, false),
-        (Some("viewer-key"), false),
-        (Some("private-key"), false),
-        (Some("creator-key"), false),
-        (Some("deleter-key"), false),
-        (Some("nofiles-key"), false),
+    // PATCH: update; a write reaches a private file only with read_private (as show does), and
+    // answers only the id to a role that may not read the file.
+    for (key, public_ok, private_ok) in [
+        (Some("updater-key"), true, false),
+        (Some("curator-key"), true, true),
+        (None, false, false),
+        (Some("viewer-key"), false, false),
+        (Some("private-key"), false, false),
+        (Some("creator-key"), false, false),
+        (Some("deleter-key"), false, false),
+        (Some("nofiles-key"), false, false),
     ] {
-        for id in [public, private] {
+        for (id, ok) in [(public, public_ok), (private, private_ok)] {
             let res = app
                 .json(Method::PATCH, key, &file_path(id), json!({"title": "t"}))
                 .await;
             if ok {
                 assert_eq!(res.status, StatusCode::OK, "patch as {key:?}");
             } else {
-                assert_forbidden(&res, &format!("patch as {key:?}"));
+                assert_forbidden(&res, &format!("patch {id} as {key:?}"));
             }
         }
     }
+    let receipt = app
+        .json(
+            Method::PATCH,
+            Some("updater-key"),
+            &file_path(public),
+            json!({}),
+        )
+        .await;
+    assert_eq!(receipt.json(), json!({"data": {"id": public}}));
 
     // DELETE: delete.
     for key in [
@@ -1634,12 +1653,22 @@ async fn every_row_of_the_file_grant_mapping() {
             );
         }
     }
-    for id in [public, private] {
-        assert_eq!(
-            app.delete(Some("deleter-key"), &file_path(id)).await.status,
-            StatusCode::NO_CONTENT
-        );
-    }
+    assert_forbidden(
+        &app.delete(Some("deleter-key"), &file_path(private)).await,
+        "delete of a private file without read_private",
+    );
+    assert_eq!(
+        app.delete(Some("deleter-key"), &file_path(public))
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        app.delete(Some("curator-key"), &file_path(private))
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
 }
 
 /// The `cover` of posts item `item` read with `include=files` as `key`.
@@ -1680,7 +1709,7 @@ async fn file_writes_through_the_api_make_the_next_cached_item_read_fresh() {
 
     // Upload: the next read sees the new file.
     let uploaded = app
-        .upload_file(Some("creator-key"), "cover.png", &png(12, 8))
+        .upload_file(Some("curator-key"), "cover.png", &png(12, 8))
         .await;
     assert_eq!(uploaded["id"], 1, "the first file of a fresh project");
     let res = app.get_as("viewer-key", &path).await;

@@ -13,6 +13,7 @@ mod support;
 mod access;
 mod cache;
 mod collections;
+mod disclosure;
 mod errors;
 mod expansion;
 mod files;

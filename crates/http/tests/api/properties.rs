@@ -11,7 +11,7 @@ use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 use vellum_storage::files::{NewFile, Visibility, create_file, create_folder};
 
-use crate::support::TestApp;
+use crate::support::{TestApp, op};
 
 /// Generated cases (fixed, deterministic seed: failures reproduce).
 const CASES: usize = 24;
@@ -227,6 +227,7 @@ async fn seed(app: &TestApp) -> World {
     ] {
         let stored = create_file(
             conn,
+            &op(vellum_policy::FileAction::Create),
             NewFile {
                 parent_id: parent,
                 filename: name.to_owned(),

@@ -445,3 +445,12 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
 pub fn jpeg(width: u32, height: u32) -> Vec<u8> {
     encode(&test_image(width, height), image::ImageFormat::Jpeg)
 }
+
+/// The operator's capability for a file write, for tests that set up files below the HTTP layer.
+pub fn op(
+    action: vellum_policy::FileAction,
+) -> vellum_policy::Authorized<vellum_policy::FileWrite> {
+    vellum_policy::Role::super_admin()
+        .authorize_file_write(action)
+        .unwrap()
+}
