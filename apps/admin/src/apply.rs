@@ -1,5 +1,6 @@
 //! `vellum-admin apply FILE.json`: make the database match a manifest (see `vellum-manifest`).
-//! Prints `{"api_keys": {"<name>": "<secret>"}}` with the secrets of the keys this run created.
+//! Prints `{"api_keys": {"<name>": "<secret>"}}` with the secrets of the keys this run created,
+//! and on stderr one line for each existing key whose secret the manifest changed (rotated).
 
 use std::io::{Read as _, Write};
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ pub(crate) async fn run(
     database: &DatabaseArgs,
     args: &Args,
     out: &mut impl Write,
-    _err: &mut impl Write,
+    err: &mut impl Write,
 ) -> Result<(), AdminError> {
     let manifest = read(&args.file)?;
     // An empty or outdated database is migrated first (the operator contract); migrations are
@@ -25,6 +26,14 @@ pub(crate) async fn run(
     let db = vellum_storage::connect(&database.database_url).await?;
     vellum_storage::migrate(&db).await?;
     let report = vellum_manifest::apply(&db, &manifest).await?;
+    // The rotation is saved; a message that cannot be written is not a reason to fail the run.
+    for name in &report.rotated_keys {
+        let _ = writeln!(
+            err,
+            "vellum-admin: API key {name:?}: secret rotated; the previous secret no longer \
+             authenticates"
+        );
+    }
     writeln!(out, "{}", report.to_json()).map_err(AdminError::Output)
 }
 

@@ -22,7 +22,7 @@ use std::process::Output;
 
 use sea_orm::{ConnectionTrait, FromQueryResult, JsonValue, Statement};
 use serde_json::{Value, json};
-use vellum_policy::{ApiKeySecret, Role};
+use vellum_policy::{ApiKeySecret, KeyCheck, Role};
 use vellum_storage::testing::TestDb;
 use vellum_storage::{DatabaseConnection, DbBackend, access, collections, items};
 
@@ -447,6 +447,76 @@ async fn apply_reads_the_manifest_from_standard_input_given_a_dash() {
         .snapshot()
         .await
         .assert_same(&before, "second apply from stdin");
+}
+
+/// Security review 2026-11, A4: editing an existing key's `secret` and applying again rotates the
+/// key. stdout stays the contract's object (the operator wrote the secret; it is not printed),
+/// stderr tells the operator, the old secret stops authenticating and the new one works. A
+/// third apply of the same file rotates nothing and says nothing.
+#[tokio::test]
+async fn a_changed_key_secret_is_rotated_and_reported_on_stderr() {
+    const OLD: &str = "ek_nofilesNOFILES1234567890abcdefghijkl";
+    const NEW: &str = "ek_rotatedROTATED1234567890abcdefghijkl";
+    let nofiles = |secret: &str| {
+        demo_with(|m| {
+            m["roles"].as_array_mut().unwrap().push(json!({
+                "name": "nofiles",
+                "collection_permissions": {"articles": {"read": true}}
+            }));
+            m["api_keys"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "nf", "role": "nofiles", "secret": secret}));
+        })
+    };
+    let test = TestDatabase::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let first = test.apply(&write(dir.path(), "manifest.json", &nofiles(OLD)));
+    assert_eq!(first["api_keys"]["nf"], OLD);
+
+    let second = write(dir.path(), "manifest2.json", &nofiles(NEW));
+    let args = ["apply", second.to_str().unwrap()];
+    let output = test.run(&args);
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    assert_eq!(checked_ok(&args, output), "{\"api_keys\":{}}\n");
+    assert_eq!(
+        stderr,
+        "vellum-admin: API key \"nf\": secret rotated; the previous secret no longer \
+         authenticates\n"
+    );
+    assert!(!stderr.contains("ek_"), "no secret on stderr: {stderr}");
+
+    // What the server checks for `Authorization: Bearer <secret>`: the key found by its key id,
+    // then the digest (KeyRecord::check).
+    let now = time::OffsetDateTime::now_utc();
+    let old = ApiKeySecret::parse(OLD).unwrap();
+    assert!(
+        access::find_api_key(test.conn(), &old.key_id())
+            .await
+            .unwrap()
+            .is_none(),
+        "the old secret finds no key"
+    );
+    let new = ApiKeySecret::parse(NEW).unwrap();
+    let found = access::find_api_key(test.conn(), &new.key_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.record.check(&new, now), KeyCheck::Valid);
+    assert_eq!(found.record.role, "nofiles");
+
+    // The same file again: nothing rotated, nothing said, nothing changed.
+    let before = test.snapshot().await;
+    let output = test.run(&args);
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(checked_ok(&args, output), "{\"api_keys\":{}}\n");
+    test.snapshot()
+        .await
+        .assert_same(&before, "applying the rotated manifest again");
 }
 
 // ---------------------------------------------------------------------------------------------

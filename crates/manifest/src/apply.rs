@@ -18,10 +18,14 @@ use crate::path::join;
 use crate::{ManifestError, schema};
 
 /// What an apply did that the operator must see: the secrets of the keys it created (shown once,
-/// never stored in clear).
+/// never stored in clear), and the existing keys whose secret it replaced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApplyReport {
     pub api_keys: BTreeMap<String, String>,
+    /// The names of existing keys given another `secret` in the manifest, in manifest order:
+    /// their previous secret no longer authenticates. Not part of [`ApplyReport::to_json`] (the
+    /// contract's stdout object); the operator wrote these secrets, so none is shown.
+    pub rotated_keys: Vec<String>,
 }
 
 impl ApplyReport {
@@ -377,10 +381,25 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
                 format!("unknown role \"{role}\""),
             ));
         }
-        if access::api_key_by_name(tx, name).await?.is_some() {
-            // Its secret was shown when it was created and is never shown again, but what the
-            // key may do follows the manifest (a tightened IP allowlist must take effect).
+        if let Some(existing) = access::api_key_by_name(tx, name).await? {
+            // What the key may do follows the manifest (a tightened IP allowlist must take
+            // effect). Its secret, shown when it was created, is never shown again; it is kept
+            // unless the manifest names another one, which replaces it (rotation: an operator
+            // who edits a leaked secret must not be left with the leaked one still valid). A
+            // revoked key stays revoked either way, as it always has.
             access::update_api_key(tx, name, role, &ip_allowlist, expires_at).await?;
+            if let Some(given) = given
+                && access::rotate_api_key_secret(tx, existing.id, &given.key_id(), &given.digest())
+                    .await
+                    .map_err(|e| match e {
+                        StorageError::Conflict(message) => {
+                            ManifestError::invalid(join(&at, "secret"), message)
+                        }
+                        other => other.into(),
+                    })?
+            {
+                report.rotated_keys.push(name.to_owned());
+            }
             continue;
         }
         let secret = match given {

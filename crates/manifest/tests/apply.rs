@@ -6,6 +6,7 @@
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::{Value, json};
 use vellum_manifest::{ManifestError, apply, export};
+use vellum_policy::{ApiKeySecret, KeyCheck};
 use vellum_storage::testing::TestDb;
 
 fn example() -> Value {
@@ -299,4 +300,148 @@ async fn an_existing_key_follows_the_manifest_but_keeps_its_secret() {
         apply(&db.conn, &changed).await.unwrap().to_json(),
         json!({"api_keys": {}})
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rotating a key's secret through the manifest (security review 2026-11, A4)
+
+/// The review's reproduction: a key created with one secret, then given another.
+const OLD_SECRET: &str = "ek_nofilesNOFILES1234567890abcdefghijkl";
+const NEW_SECRET: &str = "ek_rotatedROTATED1234567890abcdefghijkl";
+/// Same key id as [`NEW_SECRET`] (the first 12 characters after `ek_`), another digest.
+const SAME_ID_SECRET: &str = "ek_rotatedROTATEDzyxwvutsrqponmlkjihgfe";
+
+/// The example with key `nf` given `secret` (none: the entry names no secret).
+fn with_nf(secret: Option<&str>) -> Value {
+    let mut m = example();
+    let mut key = json!({"name": "nf", "role": "editor"});
+    if let Some(secret) = secret {
+        key["secret"] = json!(secret);
+    }
+    m["api_keys"].as_array_mut().unwrap().push(key);
+    m
+}
+
+/// What the server does with `Authorization: Bearer <bearer>` before the IP allowlist: the key
+/// found by its key id (`find_api_key`, one indexed lookup), then `KeyRecord::check` (constant-
+/// time digest comparison, revocation, expiry). `None` when no key has that key id; the role of
+/// the key alongside its outcome otherwise.
+async fn key_check(db: &DatabaseConnection, bearer: &str) -> Option<(KeyCheck, String)> {
+    let secret = ApiKeySecret::parse(bearer).unwrap();
+    let found = vellum_storage::access::find_api_key(db, &secret.key_id())
+        .await
+        .unwrap()?;
+    let outcome = found.record.check(&secret, time::OffsetDateTime::now_utc());
+    Some((outcome, found.record.role))
+}
+
+/// Whether `bearer` authenticates as a key of the `editor` role.
+async fn authenticates(db: &DatabaseConnection, bearer: &str) -> bool {
+    key_check(db, bearer).await == Some((KeyCheck::Valid, "editor".to_owned()))
+}
+
+#[tokio::test]
+async fn a_changed_secret_rotates_the_key_and_the_old_one_stops_working() {
+    let db = TestDb::new().await.unwrap();
+    let first = apply(&db.conn, &with_nf(Some(OLD_SECRET))).await.unwrap();
+    assert_eq!(first.api_keys["nf"], OLD_SECRET);
+    assert!(first.rotated_keys.is_empty());
+    assert!(authenticates(&db.conn, OLD_SECRET).await);
+    let before = vellum_storage::access::api_key_by_name(&db.conn, "nf")
+        .await
+        .unwrap()
+        .unwrap();
+
+    let second = apply(&db.conn, &with_nf(Some(NEW_SECRET))).await.unwrap();
+    assert_eq!(second.rotated_keys, ["nf"]);
+    // The operator wrote the secret: it is not printed back.
+    assert_eq!(second.to_json(), json!({"api_keys": {}}));
+    // The old secret's key id no longer finds a key (401 on the server); the new one works.
+    assert_eq!(key_check(&db.conn, OLD_SECRET).await, None);
+    assert!(authenticates(&db.conn, NEW_SECRET).await);
+    // The same key, not a new one: same row and creation time, new lookup id.
+    let after = vellum_storage::access::api_key_by_name(&db.conn, "nf")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((after.id, after.created_at), (before.id, before.created_at));
+    assert_eq!(after.key_id.as_str(), "rotatedROTAT");
+    assert_eq!(count(&db.conn, "api_keys").await, 3);
+
+    // Idempotent: the same manifest again rotates nothing and changes nothing.
+    let before = counts(&db.conn).await;
+    let third = apply(&db.conn, &with_nf(Some(NEW_SECRET))).await.unwrap();
+    assert!(third.rotated_keys.is_empty(), "{third:?}");
+    assert_eq!(third.to_json(), json!({"api_keys": {}}));
+    assert_eq!(counts(&db.conn).await, before);
+    assert!(authenticates(&db.conn, NEW_SECRET).await);
+
+    // An entry without a secret keeps the current one.
+    let without = apply(&db.conn, &with_nf(None)).await.unwrap();
+    assert!(without.rotated_keys.is_empty());
+    assert!(authenticates(&db.conn, NEW_SECRET).await);
+}
+
+/// A new secret sharing the key id (the first 12 characters after `ek_`) differs only in its
+/// digest: the digest alone must decide.
+#[tokio::test]
+async fn a_secret_with_the_same_key_id_but_another_digest_rotates_too() {
+    let db = TestDb::new().await.unwrap();
+    apply(&db.conn, &with_nf(Some(NEW_SECRET))).await.unwrap();
+    let report = apply(&db.conn, &with_nf(Some(SAME_ID_SECRET)))
+        .await
+        .unwrap();
+    assert_eq!(report.rotated_keys, ["nf"]);
+    assert_eq!(
+        key_check(&db.conn, NEW_SECRET).await,
+        Some((KeyCheck::WrongSecret, "editor".to_owned()))
+    );
+    assert!(authenticates(&db.conn, SAME_ID_SECRET).await);
+}
+
+/// A revoked key stays revoked (apply has never revived a key), but its stored secret follows
+/// the manifest too, so the replaced one can never work again.
+#[tokio::test]
+async fn a_revoked_key_stays_revoked_when_its_secret_changes() {
+    let db = TestDb::new().await.unwrap();
+    apply(&db.conn, &with_nf(Some(OLD_SECRET))).await.unwrap();
+    vellum_storage::access::revoke_api_key(&db.conn, "nf")
+        .await
+        .unwrap();
+    let report = apply(&db.conn, &with_nf(Some(NEW_SECRET))).await.unwrap();
+    assert_eq!(report.rotated_keys, ["nf"]);
+    assert_eq!(report.to_json(), json!({"api_keys": {}}));
+    assert_eq!(key_check(&db.conn, OLD_SECRET).await, None);
+    assert_eq!(
+        key_check(&db.conn, NEW_SECRET).await,
+        Some((KeyCheck::Revoked, "editor".to_owned()))
+    );
+    let key = vellum_storage::access::api_key_by_name(&db.conn, "nf")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(key.revoked_at.is_some());
+    assert_eq!(key.key_id.as_str(), "rotatedROTAT");
+}
+
+/// Another key already has the new secret's key id: the manifest is refused at that secret,
+/// without echoing it, and nothing changes (the old secret still works).
+#[tokio::test]
+async fn rotating_onto_another_keys_key_id_is_refused_and_changes_nothing() {
+    let db = TestDb::new().await.unwrap();
+    apply(&db.conn, &with_nf(Some(OLD_SECRET))).await.unwrap();
+    // The key id of the example's "fixed" key, another digest.
+    let taken = "ek_0123456789abXXXXXXXXXXXXXXXXXXXXXXXX";
+    let before = counts(&db.conn).await;
+    match apply(&db.conn, &with_nf(Some(taken))).await {
+        Err(ManifestError::Invalid(e)) => {
+            assert_eq!(e.path, "api_keys[2].secret", "{e}");
+            assert!(e.message.contains("key id"), "{e}");
+            assert!(!e.to_string().contains("XXXX"), "{e}");
+        }
+        other => panic!("expected an invalid manifest, got {other:?}"),
+    }
+    assert_eq!(counts(&db.conn).await, before);
+    assert!(authenticates(&db.conn, OLD_SECRET).await);
+    assert!(authenticates(&db.conn, "ek_0123456789abcdef0123456789abcdef").await);
 }

@@ -674,6 +674,63 @@ pub async fn update_api_key<C: ConnectionTrait>(
     Ok(true)
 }
 
+/// Replaces the secret of key `id` by the one whose key id and digest are given, for a manifest
+/// that names another secret for an existing key: afterwards the previous secret no longer finds
+/// the key (its key id is gone from the index) nor matches its digest. Revocation, role, limits
+/// and usage are left as they are. Returns whether anything changed (false when the key already
+/// has this digest), so applying the same manifest twice rotates once.
+///
+/// Takes what is stored, never the secret itself. Run it inside the caller's transaction when
+/// other changes to the key must land together with it.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when no key has that id; [`StorageError::Conflict`] when another
+/// key already has this key id (the first 12 characters after `ek_`, which only a chosen secret
+/// can repeat); a database error.
+#[instrument(skip_all, err, fields(key = id))]
+pub async fn rotate_api_key_secret<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+    key_id: &KeyId,
+    digest: &KeyDigest,
+) -> Result<bool, StorageError> {
+    let Some(id) = id_param(id) else {
+        return Err(StorageError::NotFound { what: "API key" });
+    };
+    let digest = digest.to_hex();
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("UPDATE api_keys SET key_id = ")
+        .bind(key_id.as_str())
+        .push(", digest = ")
+        .bind(digest.as_str())
+        .push(" WHERE id = ")
+        .bind(id)
+        .push(" AND digest <> ")
+        .bind(digest.as_str());
+    match sql.execute(db).await {
+        Ok(0) => {}
+        Ok(_) => return Ok(true),
+        // Nothing is queried after a unique violation: on PostgreSQL it has aborted the caller's
+        // transaction.
+        Err(e) if is_unique_violation(&e) => {
+            return Err(StorageError::Conflict(
+                "another API key has the same key id (the first 12 characters after ek_); \
+                 use a different secret"
+                    .to_owned(),
+            ));
+        }
+        Err(e) => return Err(e),
+    }
+    let mut exists = Sql::new(db.get_database_backend());
+    exists
+        .push("SELECT 1 AS one FROM api_keys WHERE id = ")
+        .bind(id);
+    match exists.one(db).await? {
+        Some(_) => Ok(false),
+        None => Err(StorageError::NotFound { what: "API key" }),
+    }
+}
+
 /// The key with this key id, for authentication: one lookup on the unique `key_id` index, never
 /// a scan. Revoked and expired keys are returned too, so [`KeyRecord::check`] can tell why a key
 /// fails; the caller compares the digest (in constant time) through that check.
