@@ -2,8 +2,8 @@
 //! `/api/v1`) in the spec's order: origin gate, API key, the key's IP allowlist. Handlers take an
 //! [`Actor`] argument; role grants are checked per operation.
 
+use std::borrow::Cow;
 use std::future::{Ready, ready};
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use actix_web::body::{BoxBody, MessageBody};
@@ -13,7 +13,7 @@ use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, ResponseError, web};
 use ipnet::IpNet;
 use time::OffsetDateTime;
-use vellum_policy::{Authenticated, RequestFacts, Role, authenticate};
+use vellum_policy::{Authenticated, ClientAddr, RequestFacts, Role, authenticate, client_addr};
 
 use crate::error::ApiError;
 use crate::state::{AppState, Snapshot};
@@ -68,7 +68,7 @@ async fn authenticate_request(state: &AppState, req: &HttpRequest) -> Result<Act
     let facts = RequestFacts {
         origin,
         bearer,
-        peer_ip: client_ip(req, &state.config().trusted_proxies),
+        client: client_ip(req, &state.config().trusted_proxies),
         now: OffsetDateTime::now_utc(),
     };
     let found = match facts.key_id() {
@@ -124,30 +124,23 @@ fn bearer_token(req: &HttpRequest) -> Option<&str> {
     }
 }
 
-/// The client address: the peer, or, when the peer is a trusted proxy, the right-most
-/// `X-Forwarded-For` entry that is not itself a trusted proxy.
+/// The client address: the peer, or, when the peer is a trusted proxy, what its
+/// `X-Forwarded-For` says. The rule lives in [`vellum_policy::client_addr`]; this only gathers
+/// its inputs. A connection without a peer address (a Unix socket) is an unknown client, which
+/// only a key without an IP allowlist accepts. `Forwarded` and `X-Real-IP` are not read.
 #[must_use]
-pub fn client_ip(req: &HttpRequest, trusted: &[IpNet]) -> Option<IpAddr> {
-    let peer = req.peer_addr().map(|a| a.ip())?;
-    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(ip));
-    if !is_trusted(&peer) {
-        return Some(peer);
-    }
-    let forwarded: Vec<IpAddr> = req
+pub fn client_ip(req: &HttpRequest, trusted: &[IpNet]) -> ClientAddr {
+    let Some(peer) = req.peer_addr() else {
+        return ClientAddr::Unknown;
+    };
+    // Every line, even one that is not visible ASCII: dropping such a line would also drop the
+    // entry a proxy appended to it, and let an entry to its left, written by the client, count.
+    let lines: Vec<Cow<'_, str>> = req
         .headers()
         .get_all("x-forwarded-for")
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|part| part.trim().parse().ok())
+        .map(|v| String::from_utf8_lossy(v.as_bytes()))
         .collect();
-    Some(
-        forwarded
-            .iter()
-            .rev()
-            .find(|ip| !is_trusted(ip))
-            .copied()
-            .unwrap_or(peer),
-    )
+    client_addr(peer.ip(), trusted, lines.iter().map(AsRef::as_ref))
 }
 
 #[cfg(test)]
@@ -159,35 +152,54 @@ mod tests {
     #[test]
     fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
         let proxy: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
+        let known = |ip: &str| ClientAddr::Known(ip.parse().unwrap());
         let direct = TestRequest::default()
             .peer_addr("203.0.113.9:5000".parse().unwrap())
             .insert_header(("x-forwarded-for", "1.2.3.4"))
             .to_http_request();
-        assert_eq!(
-            client_ip(&direct, &proxy),
-            Some("203.0.113.9".parse().unwrap())
-        );
+        assert_eq!(client_ip(&direct, &proxy), known("203.0.113.9"));
 
         let proxied = TestRequest::default()
             .peer_addr("10.0.0.2:5000".parse().unwrap())
             .insert_header(("x-forwarded-for", "6.6.6.6, 1.2.3.4, 10.0.0.7"))
             .to_http_request();
-        assert_eq!(
-            client_ip(&proxied, &proxy),
-            Some("1.2.3.4".parse().unwrap())
-        );
+        assert_eq!(client_ip(&proxied, &proxy), known("1.2.3.4"));
 
         let no_header = TestRequest::default()
             .peer_addr("10.0.0.2:5000".parse().unwrap())
             .to_http_request();
+        assert_eq!(client_ip(&no_header, &proxy), known("10.0.0.2"));
+        assert_eq!(client_ip(&no_header, &[]), known("10.0.0.2"));
+
+        // No peer address at all: unknown, as before (only an empty allowlist accepts it).
+        let no_peer = TestRequest::default().to_http_request();
+        assert_eq!(client_ip(&no_peer, &proxy), ClientAddr::Unknown);
+    }
+
+    #[test]
+    fn every_forwarded_line_counts_in_order_even_when_not_ascii() {
+        let proxy: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
+        let with_lines = |lines: &[&[u8]]| {
+            let mut req = TestRequest::default().peer_addr("10.0.0.2:5000".parse().unwrap());
+            for line in lines {
+                let value = header::HeaderValue::from_bytes(line).unwrap();
+                req = req.append_header(("x-forwarded-for", value));
+            }
+            client_ip(&req.to_http_request(), &proxy)
+        };
+        let known = |ip: &str| ClientAddr::Known(ip.parse().unwrap());
+        assert_eq!(with_lines(&[b"9.9.9.9", b"1.2.3.4:80"]), known("1.2.3.4"));
+        // A proxy that appends to the last line: the client's bad bytes must not take the
+        // proxy's entry down with them.
         assert_eq!(
-            client_ip(&no_header, &proxy),
-            Some("10.0.0.2".parse().unwrap())
+            with_lines(&[b"10.1.2.3", b"\xff, 8.8.8.8"]),
+            known("8.8.8.8")
         );
         assert_eq!(
-            client_ip(&no_header, &[]),
-            Some("10.0.0.2".parse().unwrap())
+            with_lines(&[b"10.1.2.3", b"8.8.8.8 \xff"]),
+            ClientAddr::Unknown
         );
+        assert_eq!(with_lines(&[b"10.1.2.3", b"unknown"]), ClientAddr::Unknown);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use serde_json::json;
 use vellum_policy::{
-    ApiKeySecret, CollectionAction, IpAllowlist, ItemRef, KeyRecord, OriginAllowlist, RequestFacts,
-    Role, Visibility, authenticate,
+    ApiKeySecret, ClientAddr, CollectionAction, IpAllowlist, ItemRef, KeyRecord, OriginAllowlist,
+    RequestFacts, Role, Visibility, authenticate,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let facts = RequestFacts {
         origin: None,
         bearer: Some(secret.expose()),
-        peer_ip: Some("127.0.0.1".parse()?),
+        client: ClientAddr::Known("127.0.0.1".parse()?),
         now: time::OffsetDateTime::now_utc(),
     };
     match authenticate(&gate, &facts, Some(&record)) {

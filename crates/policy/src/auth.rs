@@ -1,12 +1,11 @@
 //! Authentication in the spec's order: origin gate, then the key itself, then the key's IP
 //! allowlist. Role grants come after, per operation.
 
-use std::net::IpAddr;
-
 use time::OffsetDateTime;
 
 use crate::{
-    ApiKeySecret, BearerState, GateDenial, KeyCheck, KeyRecord, OriginAllowlist, origin_gate,
+    ApiKeySecret, BearerState, ClientAddr, GateDenial, KeyCheck, KeyRecord, OriginAllowlist,
+    origin_gate,
 };
 
 /// What the HTTP layer knows about a request before any decision.
@@ -16,8 +15,11 @@ pub struct RequestFacts<'a> {
     pub origin: Option<&'a str>,
     /// The token after `Authorization: Bearer`, if any.
     pub bearer: Option<&'a str>,
-    /// The peer address (or the trusted proxy's forwarded address).
-    pub peer_ip: Option<IpAddr>,
+    /// Where the request comes from: the peer, or behind a trusted proxy the address it forwarded
+    /// ([`crate::client_addr`]). [`ClientAddr::Unknown`] when the connection has no peer address
+    /// or the proxy forwarded something that is not an address; only a key without an IP
+    /// allowlist accepts it.
+    pub client: ClientAddr,
     pub now: OffsetDateTime,
 }
 
@@ -90,7 +92,7 @@ impl AuthRejection {
 /// ```
 /// use vellum_policy::*;
 /// let gate = OriginAllowlist::parse("https://app.example.com").unwrap();
-/// let facts = RequestFacts { origin: None, bearer: None, peer_ip: None, now: time::OffsetDateTime::UNIX_EPOCH };
+/// let facts = RequestFacts { origin: None, bearer: None, client: ClientAddr::Unknown, now: time::OffsetDateTime::UNIX_EPOCH };
 /// assert_eq!(authenticate(&gate, &facts, None).unwrap_err().message(), "Origin required or API key.");
 /// ```
 pub fn authenticate<'a>(
@@ -115,11 +117,7 @@ pub fn authenticate<'a>(
         None => Ok(Authenticated::Anonymous),
         Some(None) => Err(AuthRejection::InvalidKey),
         Some(Some(rec)) => {
-            let ip_ok = match facts.peer_ip {
-                Some(ip) => rec.ip_allowlist.allows(ip),
-                None => rec.ip_allowlist.is_empty(),
-            };
-            if ip_ok {
+            if rec.ip_allowlist.admits(facts.client) {
                 Ok(Authenticated::Key(rec))
             } else {
                 Err(AuthRejection::IpNotAllowed)
@@ -153,7 +151,7 @@ mod tests {
         RequestFacts {
             origin,
             bearer,
-            peer_ip: Some(ip.parse().unwrap()),
+            client: ClientAddr::Known(ip.parse().unwrap()),
             now: datetime!(2026-11-23 0:00 UTC),
         }
     }
@@ -260,6 +258,17 @@ mod tests {
             let got = authenticate(gate, &f, rec).map(|a| a.role_name().to_owned());
             assert_eq!(got.as_deref().map_err(|e| *e), expected, "row {i}");
         }
+        // An unknown client passes only a key without an allowlist.
+        let unknown = RequestFacts {
+            client: ClientAddr::Unknown,
+            ..facts(None, Some(SECRET), "127.0.0.1")
+        };
+        assert_eq!(authenticate(&off, &unknown, Some(&good)), Err(IpNotAllowed));
+        let anywhere = record(false, &[]);
+        assert_eq!(
+            authenticate(&off, &unknown, Some(&anywhere)),
+            Ok(Authenticated::Key(&anywhere))
+        );
         assert_eq!(InvalidKey.message(), "Invalid API key.");
         assert!(InvalidKey.is_unauthenticated());
         assert_eq!(IpNotAllowed.message(), "IP address not allowed.");

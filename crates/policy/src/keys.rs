@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 
-use crate::PolicyError;
+use crate::{ClientAddr, PolicyError};
 
 const PREFIX: &str = "ek_";
 const MIN_BODY: usize = 32;
@@ -199,6 +199,18 @@ impl IpAllowlist {
         let ip = ip.to_canonical();
         self.0.is_empty() || self.0.iter().any(|net| net.contains(&ip))
     }
+
+    /// Whether a request from `client` may use the key. An unknown client (no peer address, or a
+    /// proxy forwarded something that is not an address) is admitted only by an empty list: a
+    /// list of addresses cannot tell whether an unknown one is among them, and guessing would let
+    /// a client choose its address (security review 2026-11, A5).
+    #[must_use]
+    pub fn admits(&self, client: ClientAddr) -> bool {
+        match client {
+            ClientAddr::Known(ip) => self.allows(ip),
+            ClientAddr::Unknown => self.is_empty(),
+        }
+    }
 }
 
 /// A stored key as the policy needs it.
@@ -351,5 +363,17 @@ mod tests {
             IpAllowlist::parse(["10.1.2.3/8"]).unwrap().entries(),
             ["10.0.0.0/8"]
         );
+    }
+
+    #[test]
+    fn an_unknown_client_is_admitted_only_by_an_empty_list() {
+        let list = IpAllowlist::parse(["10.0.0.0/8"]).unwrap();
+        let known = |ip: &str| ClientAddr::Known(ip.parse().unwrap());
+        assert!(list.admits(known("10.1.2.3")));
+        assert!(list.admits(known("::ffff:10.1.2.3")));
+        assert!(!list.admits(known("8.8.8.8")));
+        assert!(!list.admits(ClientAddr::Unknown));
+        assert!(IpAllowlist::default().admits(ClientAddr::Unknown));
+        assert!(IpAllowlist::default().admits(known("8.8.8.8")));
     }
 }

@@ -5,7 +5,8 @@
 //! fields a role may read or write ([`Role::may`], [`FieldPolicy`]), which items it may see
 //! ([`Filter`], shared with the query `filter` parameter), which files it may see and how a file
 //! inside an item expands ([`Visibility`], [`FileExpansion`]), whether a request passes the origin
-//! gate and its API key checks, in that order ([`authenticate`]), and what CORS answers
+//! gate and its API key checks, in that order ([`authenticate`]), which address it comes from
+//! behind trusted reverse proxies ([`client_addr`]), and what CORS answers
 //! ([`cors_allow_origin`]). Every decision carries its reason ([`Decision`]) so operators can ask
 //! why. Write paths in `vellum-storage` accept only an [`Authorized`] capability that this crate
 //! alone constructs, so a handler cannot forget the check.
@@ -39,6 +40,7 @@
 mod auth;
 mod capability;
 mod catalog;
+mod client;
 mod decision;
 mod error;
 mod files;
@@ -53,16 +55,17 @@ pub use catalog::{
     PERMISSIONS, READER_PERMISSIONS, RoleKind, RoleOperation, SystemRole, bulk_delete_plan,
     check_role_operation, is_permission,
 };
+pub use client::{ClientAddr, client_addr};
 pub use decision::{Decision, Reason};
 pub use error::PolicyError;
 pub use files::{FileExpansion, Visibility, effective_visibility};
 pub use filter::{Condition, Filter, FilterField, FilterOp, ItemRef, MAX_CONDITIONS};
 pub use grants::{
     CollectionAction, CollectionGrant, FieldPolicy, FieldRule, FileAction, FileGrants, Role,
+    WriteEcho,
 };
 pub use keys::{ApiKeySecret, IpAllowlist, KeyCheck, KeyDigest, KeyId, KeyRecord};
 pub use origin::{
-    WriteEcho,
     AllowOrigin, BearerState, CorsOrigins, GateDenial, Origin, OriginAllowlist, cors_allow_origin,
     origin_gate,
 };

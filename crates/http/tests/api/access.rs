@@ -297,6 +297,50 @@ async fn x_forwarded_for_counts_only_behind_a_trusted_proxy() {
     assert_eq!(res.json(), ip_not_allowed());
 }
 
+/// Security review 2026-11, A5: behind a trusted proxy, the right-most `X-Forwarded-For` entry
+/// that is not a trusted proxy is the client even when it is not a bare address. It used to be
+/// skipped, so the client-written `10.1.2.3` to its left passed the key's allowlist.
+#[actix_web::test]
+async fn a_forwarded_entry_that_is_not_a_bare_address_is_never_skipped() {
+    let config = HttpConfig {
+        trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
+        ..Default::default()
+    };
+    let app = TestApp::with_config(manifest(), config).await;
+    let proxy = "127.0.0.1:5000";
+    let res = from_peer(&app, "office", proxy, ARTICLES, None).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "the proxy itself");
+    for xff in [
+        "10.1.2.3, 8.8.8.8",
+        "10.1.2.3, 8.8.8.8:443",
+        "10.1.2.3, unknown",
+        "10.1.2.3, [2001:db8::1]",
+        "10.1.2.3, [2001:db8::1]:8080",
+        "10.1.2.3, fe80::1%eth0",
+        "10.1.2.3, _hidden",
+        "10.1.2.3, ",
+    ] {
+        let res = from_peer(&app, "office", proxy, ARTICLES, Some(xff)).await;
+        assert_eq!(res.status, StatusCode::FORBIDDEN, "{xff}");
+        assert_eq!(res.json(), ip_not_allowed(), "{xff}");
+    }
+    for xff in [
+        "10.1.2.3",
+        "8.8.8.8, 10.1.2.3:1234",
+        "8.8.8.8, 10.1.2.3, 127.0.0.1",
+    ] {
+        let res = from_peer(&app, "office", proxy, ARTICLES, Some(xff)).await;
+        assert_eq!(res.status, StatusCode::OK, "{xff}");
+        assert_eq!(res.json()["meta"]["total"], 2, "{xff}");
+    }
+    // Bracketed IPv6 with a port is normalised, not refused, for a key that allows it.
+    let res = from_peer(&app, "local6", proxy, ARTICLES, Some("8.8.8.8, [::1]:443")).await;
+    assert_eq!(res.status, StatusCode::OK);
+    // A key without an allowlist takes any client, unknown ones included.
+    let res = from_peer(&app, "fixed", proxy, ARTICLES, Some("10.1.2.3, unknown")).await;
+    assert_eq!(res.status, StatusCode::OK);
+}
+
 #[actix_web::test]
 async fn a_key_whose_role_has_no_grants_is_forbidden() {
     let app = TestApp::new(manifest()).await;
