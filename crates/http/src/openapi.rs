@@ -389,7 +389,7 @@ pub struct WriteReceipt {
 #[derive(Debug, ToSchema, Serialize)]
 #[serde(untagged)]
 pub enum ItemWritten {
-    Item(CollectionItemResource),
+    Item(Box<CollectionItemResource>),
     Receipt(WriteReceipt),
 }
 
@@ -405,7 +405,7 @@ pub struct ItemWriteEnvelope {
 #[derive(Debug, ToSchema, Serialize)]
 #[serde(untagged)]
 pub enum FileWritten {
-    File(FileResource),
+    File(Box<FileResource>),
     Receipt(WriteReceipt),
 }
 
