@@ -12,6 +12,11 @@ pub enum ImagingError {
     /// The header declares more pixels than allowed: refused before any decoding.
     #[error("image of {width}x{height} pixels exceeds the limit of {max} pixels")]
     TooManyPixels { width: u32, height: u32, max: u64 },
+    /// The image's structure exceeds a limit that bounds what decoding it costs beyond its pixel
+    /// count (progressive scans, Huffman groups, ancillary chunks, a GIF canvas, an aspect
+    /// ratio): refused before the expensive work. `what` names the limit.
+    #[error("the image exceeds a decoding limit: {what}")]
+    TooComplex { what: String },
     /// The image could not be decoded (truncated, corrupt, or a variant the decoders reject).
     #[error("corrupt image: {0}")]
     Corrupt(String),

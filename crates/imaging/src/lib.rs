@@ -8,11 +8,13 @@
 //! This crate must never know about HTTP, the database, access rules or where blobs are stored: it
 //! turns bytes and a transform request into bytes, and nothing else.
 
+mod cost;
 mod error;
 mod preset;
 mod probe;
 mod transform;
 
+pub use cost::{Cost, estimate};
 pub use error::ImagingError;
 pub use preset::{FocalPoint, MAX_SIZE, Preset, THUMBNAIL_SIDE};
 pub use probe::{PROBE_BYTES, Probe, probe};

@@ -752,6 +752,10 @@ fn imaging_error(err: ImagingError) -> ApiError {
                 "The image is too large to transform ({width}x{height} pixels; the limit is {max})."
             ),
         ),
+        ImagingError::TooComplex { what } => ApiError::invalid(
+            "file",
+            format!("The image is too costly to transform: {what}."),
+        ),
         ImagingError::Corrupt(_) => ApiError::invalid("file", "The image could not be decoded."),
         err @ ImagingError::Encode(_) => ApiError::internal(err),
     }
