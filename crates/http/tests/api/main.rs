@@ -27,4 +27,5 @@ mod openapi;
 mod origin_cors;
 mod properties;
 mod redis;
+mod role_matrix;
 mod smoke;
