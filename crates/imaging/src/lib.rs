@@ -12,10 +12,15 @@ mod cost;
 mod error;
 mod preset;
 mod probe;
+mod structure;
 mod transform;
 
 pub use cost::{Cost, estimate};
 pub use error::ImagingError;
 pub use preset::{FocalPoint, MAX_SIZE, Preset, THUMBNAIL_SIDE};
 pub use probe::{PROBE_BYTES, Probe, probe};
+pub use structure::{
+    GIF_CANVAS_FACTOR, GIF_CANVAS_FREE_PIXELS, MAX_JPEG_SCANS, WEBP_LOSSLESS_BYTES_PER_PIXEL,
+    WEBP_LOSSLESS_FREE_BYTES,
+};
 pub use transform::{TransformOptions, Transformed, transform};

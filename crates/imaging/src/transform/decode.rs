@@ -9,6 +9,7 @@ use jpeg_decoder::{CodingProcess, PixelFormat};
 use super::{Format, Layout, Pixels, check_pixels};
 use crate::error::ImagingError;
 use crate::preset::Plan;
+use crate::structure;
 
 /// A decoded source.
 #[derive(Debug)]
@@ -28,18 +29,31 @@ fn corrupt(error: impl std::fmt::Display) -> ImagingError {
 }
 
 /// Decodes `source`; `plan_for(width, height, orientation)` is asked for the plan once the
-/// stored size and orientation are known, before any pixel is decoded.
+/// stored size and orientation are known, before any pixel is decoded. `header_pixels` is the
+/// pixel count the header declares (checked against `max_pixels` already).
 pub(crate) fn decode(
     source: &[u8],
     format: Format,
+    header_pixels: u64,
     max_pixels: u64,
     plan_for: impl FnOnce(u32, u32, Orientation) -> Plan,
 ) -> Result<Decoded, ImagingError> {
     match format {
         Format::Jpeg => decode_jpeg(source, max_pixels, plan_for),
-        Format::Png => decode_with_image(source, ImageFormat::Png, max_pixels, None, plan_for),
-        Format::WebP => decode_with_image(source, ImageFormat::WebP, max_pixels, None, plan_for),
-        Format::Gif => decode_with_image(source, ImageFormat::Gif, max_pixels, None, plan_for),
+        Format::Png => {
+            // An inflated profile would cost far more than the pixels, and is not carried over.
+            let stripped = structure::png_without_profiles(source);
+            let source = stripped.as_deref().unwrap_or(source);
+            decode_with_image(source, ImageFormat::Png, max_pixels, None, plan_for)
+        }
+        Format::WebP => {
+            structure::webp_lossless_bytes(source, header_pixels)?;
+            decode_with_image(source, ImageFormat::WebP, max_pixels, None, plan_for)
+        }
+        Format::Gif => {
+            structure::gif_layout(source)?;
+            decode_with_image(source, ImageFormat::Gif, max_pixels, None, plan_for)
+        }
     }
 }
 
@@ -66,6 +80,8 @@ fn decode_jpeg(
     max_pixels: u64,
     plan_for: impl FnOnce(u32, u32, Orientation) -> Plan,
 ) -> Result<Decoded, ImagingError> {
+    // Every path below decodes each scan in turn: refuse a scan bomb before any of them.
+    structure::jpeg_scans(source)?;
     let mut decoder = jpeg_decoder::Decoder::new(source);
     // Never let the decoder allocate more than the pixel limit allows (4 bytes for CMYK).
     decoder.set_max_decoding_buffer_size(

@@ -193,9 +193,14 @@ pub fn transform(
     check_pixels(width, height, options.max_pixels)?;
 
     let focal = focal.unwrap_or_default().clamped();
-    let decoded = decode::decode(source, format, options.max_pixels, |w, h, orientation| {
-        plan(preset, w, h, focal_in_stored_frame(focal, orientation))
-    })?;
+    let header_pixels = u64::from(width) * u64::from(height);
+    let decoded = decode::decode(
+        source,
+        format,
+        header_pixels,
+        options.max_pixels,
+        |w, h, orientation| plan(preset, w, h, focal_in_stored_frame(focal, orientation)),
+    )?;
 
     let resized = resize::crop_and_resize(decoded.pixels, decoded.full_size, decoded.plan)?;
     let oriented = encode::orient(resized, decoded.orientation)?;
