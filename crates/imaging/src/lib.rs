@@ -23,4 +23,5 @@ pub use structure::{
     GIF_CANVAS_FACTOR, GIF_CANVAS_FREE_PIXELS, MAX_JPEG_SCANS, WEBP_LOSSLESS_BYTES_PER_PIXEL,
     WEBP_LOSSLESS_FREE_BYTES,
 };
+pub use transform::MAX_FILTER_SIDE;
 pub use transform::{TransformOptions, Transformed, transform};

@@ -60,6 +60,25 @@ impl Preset {
         }
     }
 
+    /// The one preset that renders the same output as `self` on a `width x height` source, so that
+    /// equal outputs are computed and stored once.
+    ///
+    /// A fit preset (`small`, `medium`, `large`, `size-N`) whose box is at or above the source's
+    /// longer side never scales (nothing is upscaled): it renders the source at its own size,
+    /// exactly as `Size(max(width, height))` does, which is returned. Every other preset,
+    /// `thumbnail` included, is returned unchanged. The HTTP layer stores the derivative under the
+    /// canonical preset's key, so the 4,096 `size-N` keys of a 1600×1067 image make at most 1,600
+    /// distinct outputs, and every key from `size-1600` up is one original-size derivative instead of
+    /// one per key. (The longer side is the same before and after EXIF orientation.)
+    #[must_use]
+    pub fn canonical(self, width: u32, height: u32) -> Preset {
+        let longer = width.max(height);
+        match self.fit_box() {
+            Some(side) if side >= longer && longer >= 1 => Preset::Size(longer.min(MAX_SIZE)),
+            _ => self,
+        }
+    }
+
     /// The bounding box of the fit presets; `None` for the thumbnail.
     fn fit_box(self) -> Option<u32> {
         match self {
@@ -267,6 +286,44 @@ mod tests {
         let tiny = plan(Preset::Thumbnail, 50, 30, FocalPoint::default());
         assert_eq!((tiny.out_width, tiny.out_height), (30, 30));
         assert_eq!((tiny.crop.left, tiny.crop.width), (10, 30));
+    }
+
+    #[test]
+    fn canonical_presets_name_one_original_size_output() {
+        // At or above the longer side: the original size, whichever the key.
+        for preset in [
+            Preset::Small,
+            Preset::Size(640),
+            Preset::Size(4096),
+            Preset::Large,
+        ] {
+            assert_eq!(preset.canonical(640, 427), Preset::Size(640), "{preset:?}");
+            assert_eq!(preset.canonical(427, 640), Preset::Size(640), "{preset:?}");
+        }
+        assert_eq!(Preset::Medium.canonical(1600, 1067), Preset::Medium);
+        assert_eq!(Preset::Large.canonical(1600, 1067), Preset::Size(1600));
+        assert_eq!(Preset::Size(1601).canonical(1600, 1067), Preset::Size(1600));
+        // Below the longer side, and the thumbnail: unchanged.
+        assert_eq!(Preset::Size(1599).canonical(1600, 1067), Preset::Size(1599));
+        assert_eq!(Preset::Small.canonical(1600, 1067), Preset::Small);
+        assert_eq!(Preset::Thumbnail.canonical(100, 50), Preset::Thumbnail);
+        assert_eq!(Preset::Thumbnail.canonical(4000, 3000), Preset::Thumbnail);
+        // The canonical preset renders the same plan as the original one.
+        for (w, h) in [(640, 427), (1, 1), (50, 30), (4096, 10), (10, 4096)] {
+            for preset in [
+                Preset::Small,
+                Preset::Medium,
+                Preset::Large,
+                Preset::Size(4096),
+            ] {
+                let canonical = preset.canonical(w, h);
+                assert_eq!(
+                    plan(preset, w, h, FocalPoint::default()),
+                    plan(canonical, w, h, FocalPoint::default()),
+                    "{preset:?} {w}x{h}"
+                );
+            }
+        }
     }
 
     #[test]

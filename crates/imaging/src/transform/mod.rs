@@ -22,6 +22,8 @@ mod decode;
 mod encode;
 mod resize;
 
+pub use resize::MAX_FILTER_SIDE;
+
 #[cfg(test)]
 mod tests;
 

@@ -55,6 +55,42 @@ pub(crate) fn crop_and_resize(
     resample(&pixels, (left, top, width, height), out, false)
 }
 
+/// Longest side of a crop the Lanczos3 filter reads in one pass.
+///
+/// `fast_image_resize`'s coefficient tables grow with the source side, not the output: about 50
+/// bytes per source pixel along each axis (a 50,000,000×1 PNG cost 2.4 GiB). A longer side is
+/// first reduced by a nearest-neighbour pass (whose tables are the output's size) to
+/// [`STEP_FACTOR`] times the output, then filtered; the tables then cost at most about 3 MiB per
+/// axis. No photograph has such a side (JPEG stops at 65,535), so ordinary outputs are unchanged.
+pub const MAX_FILTER_SIDE: u32 = 65_535;
+/// How much larger than the output the nearest-neighbour pass leaves an over-long side, so the
+/// Lanczos3 pass still has several samples per output pixel to filter.
+pub(crate) const STEP_FACTOR: u32 = 3;
+
+/// The intermediate size of the stepped resize of a `width x height` crop to `out`, or `None`
+/// when the crop is filtered in one pass (see [`MAX_FILTER_SIDE`]).
+pub(crate) fn step_size(
+    width: f64,
+    height: f64,
+    (out_width, out_height): (u32, u32),
+) -> Option<(u32, u32)> {
+    let limit = f64::from(MAX_FILTER_SIDE);
+    if width <= limit && height <= limit {
+        return None;
+    }
+    let side = |len: f64, out: u32| -> u32 {
+        // `len` is a crop side of a decoded image, positive and under 2^32; the cast saturates.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let whole = len.ceil().max(1.0) as u32;
+        if len > limit {
+            whole.min(out.saturating_mul(STEP_FACTOR))
+        } else {
+            whole
+        }
+    };
+    Some((side(width, out_width), side(height, out_height)))
+}
+
 fn resample(
     pixels: &Pixels,
     (left, top, width, height): (f64, f64, f64, f64),
@@ -65,6 +101,19 @@ fn resample(
     let src =
         ImageRef::new(pixels.width, pixels.height, &pixels.data, pixel_type).map_err(failed)?;
     let mut dst = Image::new(out_width, out_height, pixel_type);
+    let mut resizer = Resizer::new();
+    if !exact_copy
+        && let Some((step_width, step_height)) = step_size(width, height, (out_width, out_height))
+    {
+        let mut step = Image::new(step_width, step_height, pixel_type);
+        let nearest = ResizeOptions::new()
+            .resize_alg(ResizeAlg::Nearest)
+            .crop(left, top, width, height);
+        resizer.resize(&src, &mut step, &nearest).map_err(failed)?;
+        let filter = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+        resizer.resize(&step, &mut dst, &filter).map_err(failed)?;
+        return Pixels::new(out_width, out_height, pixels.layout, dst.into_vec());
+    }
     // Nearest on a same-size integer box is a plain copy of the crop.
     let algorithm = if exact_copy {
         ResizeAlg::Nearest
@@ -74,8 +123,6 @@ fn resample(
     let options = ResizeOptions::new()
         .resize_alg(algorithm)
         .crop(left, top, width, height);
-    Resizer::new()
-        .resize(&src, &mut dst, &options)
-        .map_err(failed)?;
+    resizer.resize(&src, &mut dst, &options).map_err(failed)?;
     Pixels::new(out_width, out_height, pixels.layout, dst.into_vec())
 }
