@@ -21,6 +21,7 @@ mod render;
 pub mod resources;
 mod routes;
 mod state;
+pub mod transforms;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -29,7 +30,7 @@ use actix_web::{App, HttpResponse, web};
 use serde_json::json;
 
 pub use error::ApiError;
-pub use state::{AppState, Backends, HttpConfig, Snapshot};
+pub use state::{AppState, Backends, DEFAULT_TRANSFORM_MEMORY, HttpConfig, Snapshot, cores};
 
 /// The whole application: health probes at the root, the public API under `/api/v1`.
 pub fn app(

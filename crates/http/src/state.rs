@@ -21,6 +21,7 @@ use vellum_storage::project::ProjectSettings;
 use vellum_storage::{DatabaseConnection, StorageError};
 
 use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
+use crate::transforms::{TransformStats, Transforms};
 
 /// The HTTP layer's configuration (the server fills it from clap flags and `VELLUM_*` variables).
 #[derive(Debug, Clone)]
@@ -48,6 +49,31 @@ pub struct HttpConfig {
     /// How long reading a request body may wait for its next bytes before the client gets 408
     /// (a stalled or trickling client, uploads included).
     pub body_read_timeout: Duration,
+    /// Memory, in bytes, that transforms running at once may hold together, by
+    /// `vellum_imaging::estimate` (plus their sources); a transform needing more gets 422.
+    pub transform_memory: u64,
+    /// Transforms that may run (or read their source) at once.
+    pub transform_concurrency: usize,
+    /// How long a transform may wait for the budget before the client gets 503 with
+    /// `Retry-After`.
+    pub transform_queue_timeout: Duration,
+    /// How long one transform may run once admitted; in worker mode its worker is killed then.
+    pub transform_timeout: Duration,
+    /// Worker processes for transforms (the current executable re-run with
+    /// [`crate::transforms::WORKER_FLAG`]); 0 runs them in this process on the blocking pool.
+    pub transform_workers: usize,
+    /// The data-segment limit (`RLIMIT_DATA`) of each worker process, in bytes.
+    pub transform_worker_memory: u64,
+}
+
+/// The default transform memory budget: two transforms of the largest image the default pixel
+/// limit admits (50 MP: about 200 MiB decoded each) fit at once, or about ten 12 MP photos.
+pub const DEFAULT_TRANSFORM_MEMORY: u64 = 512 * 1024 * 1024;
+
+/// The number of cores, the default transform concurrency.
+#[must_use]
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }
 
 impl Default for HttpConfig {
@@ -63,6 +89,12 @@ impl Default for HttpConfig {
             max_image_pixels: 50_000_000,
             request_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
+            transform_memory: DEFAULT_TRANSFORM_MEMORY,
+            transform_concurrency: cores(),
+            transform_queue_timeout: Duration::from_secs(5),
+            transform_timeout: Duration::from_secs(10),
+            transform_workers: 0,
+            transform_worker_memory: DEFAULT_TRANSFORM_MEMORY + 256 * 1024 * 1024,
         }
     }
 }
@@ -296,8 +328,8 @@ struct Inner {
     epoch: Arc<dyn Epoch>,
     blobs: Arc<dyn BlobStore>,
     redis: Option<Arc<RedisBackend>>,
-    /// One lock per transform being computed, so concurrent first requests resize once.
-    transforms_in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The transform budget, the computations in flight and the failure memo.
+    transforms: Arc<Transforms>,
     snapshot: RwLock<Arc<Snapshot>>,
     /// Held while the snapshot is rebuilt, so concurrent requests wait for one rebuild instead of
     /// each running their own.
@@ -343,6 +375,10 @@ impl AppState {
     ) -> Result<Self, StorageError> {
         let current = backends.epoch.current().await;
         let snapshot = Snapshot::load(&db, current).await?;
+        let transforms = Transforms::new(&config).map_err(|source| StorageError::Io {
+            op: "starting the transform path",
+            source,
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
@@ -351,7 +387,7 @@ impl AppState {
                 epoch: backends.epoch,
                 blobs: backends.blobs,
                 redis: backends.redis,
-                transforms_in_flight: Mutex::new(HashMap::new()),
+                transforms,
                 snapshot: RwLock::new(Arc::new(snapshot)),
                 rebuilding: tokio::sync::Mutex::new(()),
                 touched: Mutex::new(HashMap::new()),
@@ -374,28 +410,23 @@ impl AppState {
         self.inner.blobs.as_ref()
     }
 
-    /// The lock for computing transform `key`; callers hold it while they check for a stored
-    /// output and compute it, then call [`AppState::transform_done`].
-    pub(crate) fn transform_lock(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = self
-            .inner
-            .transforms_in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Arc::clone(map.entry(key.to_owned()).or_default())
+    pub(crate) fn transforms(&self) -> &Arc<Transforms> {
+        &self.inner.transforms
     }
 
-    /// Forgets the lock of `key` once nobody else waits on it.
-    pub(crate) fn transform_done(&self, key: &str, lock: &Arc<tokio::sync::Mutex<()>>) {
-        let mut map = self
-            .inner
-            .transforms_in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // The map's reference and the caller's: nobody else holds or waits for it.
-        if Arc::strong_count(lock) <= 2 {
-            map.remove(key);
-        }
+    /// Counters of the transform path: computations run, failures answered from the memo,
+    /// computations in flight, the worker pool.
+    #[must_use]
+    pub fn transform_stats(&self) -> TransformStats {
+        self.inner.transforms.stats()
+    }
+
+    /// Takes `bytes` of the transform memory budget until the returned permit is dropped, or
+    /// `None` when that much is not free (tests: a full budget).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn hold_transform_memory(&self, bytes: u64) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.inner.transforms.hold(bytes)
     }
 
     /// The Redis backend, when configured: `/health/ready` checks it.

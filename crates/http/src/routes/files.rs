@@ -16,7 +16,7 @@ use bytes::Bytes;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use serde_json::{Map, Value, json};
 use vellum_domain::ValidationErrors;
-use vellum_imaging::{FocalPoint, ImagingError, Preset, TransformOptions};
+use vellum_imaging::{FocalPoint, ImagingError, Preset};
 use vellum_policy::{FileAction, Visibility, WriteEcho};
 use vellum_storage::StorageError;
 use vellum_storage::files::{
@@ -29,6 +29,7 @@ use crate::ingest::{self, Received, Upload};
 use crate::query::{first, pairs, parse_page};
 use crate::resources::{file_resource, is_transformable};
 use crate::state::AppState;
+use crate::transforms::Failure;
 
 /// Longest `search` accepted (the spec's Limits table).
 const MAX_SEARCH: usize = 255;
@@ -643,7 +644,13 @@ pub async fn transform(
     };
     let stored = match stored_transform(&state, hash, &variant).await? {
         Some(stored) => stored,
-        None => compute_transform(&state, &file, source_key, hash, &variant, preset, focal).await?,
+        None => {
+            match compute_transform(&state, &file, source_key, hash, &variant, preset, focal).await
+            {
+                Ok(stored) => stored,
+                Err(failure) => return transform_failure(&state, failure),
+            }
+        }
     };
     let size = stored
         .filesize
@@ -678,8 +685,9 @@ async fn stored_transform(
     }
 }
 
-/// Computes an output once: concurrent first requests for the same (content, variant) wait for
-/// the first one's result instead of resizing again. The work runs on the blocking pool.
+/// Computes an output once per (content, variant): the first request starts the computation as
+/// a task of its own (see [`crate::transforms`]) and concurrent requests join it; a recent
+/// failure of the same computation is answered from the memo without running it again.
 async fn compute_transform(
     state: &AppState,
     file: &StoredFile,
@@ -688,59 +696,133 @@ async fn compute_transform(
     variant: &str,
     preset: Preset,
     focal: FocalPoint,
-) -> Result<StoredTransform, ApiError> {
-    let lock_key = format!("{hash}/{variant}");
-    let lock = state.transform_lock(&lock_key);
-    let result = async {
-        let _guard = lock.lock().await;
-        if let Some(stored) = stored_transform(state, hash, variant).await? {
-            return Ok(stored);
-        }
-        let blob = state.blobs().get(source_key, None).await?;
-        let source: Vec<u8> = blob
-            .stream
-            .try_fold(
-                Vec::with_capacity(usize::try_from(blob.size).unwrap_or(0)),
-                |mut acc, chunk| async move {
-                    acc.extend_from_slice(&chunk);
-                    Ok(acc)
-                },
-            )
-            .await?;
-        let options = TransformOptions {
-            jpeg_quality: state.config().jpeg_quality,
-            max_pixels: state.config().max_image_pixels,
-        };
-        let out =
-            web::block(move || vellum_imaging::transform(&source, preset, Some(focal), &options))
-                .await
-                .map_err(ApiError::internal)?
-                .map_err(imaging_error)?;
-        let storage_key = format!("derived/{hash}/{}", variant.replace('@', "-"));
-        let filesize = i64::try_from(out.bytes.len()).ok();
-        state
-            .blobs()
-            .put_bytes(&storage_key, Bytes::from(out.bytes))
-            .await?;
-        let saved = vellum_storage::files::save_transform(
-            state.db(),
-            &NewTransform {
-                file_id: file.id,
-                content_hash: hash,
-                key: variant,
-                storage_key: &storage_key,
-                mime_type: out.mime_type,
-                filesize,
-                width: i32::try_from(out.width).ok(),
-                height: i32::try_from(out.height).ok(),
-            },
-        )
-        .await?;
-        Ok(saved)
+) -> Result<StoredTransform, Failure> {
+    let key = format!("{hash}/{variant}");
+    let transforms = state.transforms();
+    if let Some(failure) = transforms.remembered(&key) {
+        return Err(failure);
     }
-    .await;
-    state.transform_done(&lock_key, &lock);
-    result
+    let flight = transforms.join_or_start(&key, || {
+        let (state, file_id) = (state.clone(), file.id);
+        let (source_key, hash, variant) =
+            (source_key.to_owned(), hash.to_owned(), variant.to_owned());
+        async move {
+            let run = async {
+                // A computation that finished just before this one started left its output.
+                if let Some(stored) = stored_transform(&state, &hash, &variant).await? {
+                    return Ok(Ok(stored));
+                }
+                let slot = match state.transforms().slot().await {
+                    Ok(slot) => slot,
+                    Err(failure) => return Ok(Err(failure)),
+                };
+                let blob = state.blobs().get(&source_key, None).await?;
+                let source: Vec<u8> = blob
+                    .stream
+                    .try_fold(
+                        Vec::with_capacity(usize::try_from(blob.size).unwrap_or(0)),
+                        |mut acc, chunk| async move {
+                            acc.extend_from_slice(&chunk);
+                            Ok(acc)
+                        },
+                    )
+                    .await?;
+                let out = match state.transforms().render(slot, source, preset, focal).await {
+                    Ok(out) => out,
+                    Err(failure) => return Ok(Err(failure)),
+                };
+                let storage_key = format!("derived/{hash}/{}", variant.replace('@', "-"));
+                let filesize = i64::try_from(out.bytes.len()).ok();
+                state
+                    .blobs()
+                    .put_bytes(&storage_key, Bytes::from(out.bytes))
+                    .await?;
+                let saved = vellum_storage::files::save_transform(
+                    state.db(),
+                    &NewTransform {
+                        file_id,
+                        content_hash: &hash,
+                        key: &variant,
+                        storage_key: &storage_key,
+                        mime_type: out.mime_type,
+                        filesize,
+                        width: i32::try_from(out.width).ok(),
+                        height: i32::try_from(out.height).ok(),
+                    },
+                )
+                .await?;
+                Ok(Ok(saved))
+            };
+            run.await.unwrap_or_else(|err: ApiError| {
+                // Logged here: the computation has no request of its own to carry the error.
+                tracing::error!(
+                    error = %crate::error::error_chain(&err),
+                    "computing a transform failed"
+                );
+                if matches!(err, ApiError::Unavailable(_)) {
+                    Err(Failure::Unavailable)
+                } else {
+                    Err(Failure::Internal)
+                }
+            })
+        }
+    })?;
+    flight.await
+}
+
+/// The answer to a transform that produced no output.
+fn transform_failure(state: &AppState, failure: Failure) -> Result<HttpResponse, ApiError> {
+    const MIB: u64 = 1024 * 1024;
+    let retry_after = match failure {
+        Failure::Imaging(err) => return Err(imaging_error(err)),
+        Failure::TooCostly { needed, limit } => {
+            return Err(ApiError::invalid(
+                "file",
+                format!(
+                    "The image is too costly to transform: it needs about {} MiB of memory; \
+                     the limit is {} MiB (VELLUM_TRANSFORM_MEMORY).",
+                    needed.div_ceil(MIB),
+                    limit / MIB
+                ),
+            ));
+        }
+        Failure::TimedOut { limit } => {
+            return Err(ApiError::invalid(
+                "file",
+                format!(
+                    "The image is too costly to transform: it took longer than {} s \
+                     (VELLUM_TRANSFORM_TIMEOUT).",
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
+        Failure::Crashed => {
+            return Err(ApiError::invalid(
+                "file",
+                format!(
+                    "The image is too costly to transform: it exceeded the transform worker's \
+                     limits (VELLUM_TRANSFORM_WORKER_MEMORY is {} MiB).",
+                    state.config().transform_worker_memory / MIB
+                ),
+            ));
+        }
+        Failure::Internal => {
+            return Err(ApiError::internal(std::io::Error::other(
+                "the transform computation failed (see the log above)",
+            )));
+        }
+        Failure::Busy { retry_after } => retry_after,
+        Failure::Unavailable => 1,
+    };
+    // 503 like `ApiError`'s (same body), with the `Retry-After` a full budget calls for.
+    tracing::warn!(
+        retry_after,
+        "transform refused: the transform budget is busy"
+    );
+    Ok(HttpResponse::ServiceUnavailable()
+        .insert_header((header::RETRY_AFTER, retry_after.to_string()))
+        .insert_header(header::ContentType::json())
+        .body(json!({"message": "Service unavailable."}).to_string()))
 }
 
 fn imaging_error(err: ImagingError) -> ApiError {
