@@ -13,6 +13,7 @@ use sea_orm_migration::{MigrationTrait, async_trait::async_trait};
 
 mod m20261123_000001_initial_schema;
 mod m20261123_000002_item_unique_values;
+mod m20261125_000003_file_transform_last_used;
 
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261123_000001_initial_schema::Migration),
             Box::new(m20261123_000002_item_unique_values::Migration),
+            Box::new(m20261125_000003_file_transform_last_used::Migration),
         ]
     }
 }

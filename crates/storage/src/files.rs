@@ -161,6 +161,87 @@ pub struct StoredTransform {
     pub filesize: Option<i64>,
     pub width: Option<i32>,
     pub height: Option<i32>,
+    /// When the output was last saved or [touched](touch_transform): the order in which
+    /// [`record_transform`] evicts. Whole seconds.
+    pub last_used_at: OffsetDateTime,
+}
+
+impl StoredTransform {
+    /// Whether serving this output at `now` should [touch](touch_transform) it: its
+    /// `last_used_at` is at least [`TOUCH_INTERVAL`] old. Reading the answer from the row just
+    /// found throttles touches across requests and replicas without any memory of its own, so a
+    /// popular derivative costs one small write a minute, not one per request.
+    #[must_use]
+    pub fn needs_touch(&self, now: OffsetDateTime) -> bool {
+        now - self.last_used_at >= TOUCH_INTERVAL
+    }
+}
+
+/// How stale a derivative's `last_used_at` may get while it is being served before it is
+/// [touched](touch_transform) again (see [`StoredTransform::needs_touch`]). Least-recently-used
+/// order is therefore exact to about a minute, which is all eviction needs.
+pub const TOUCH_INTERVAL: time::Duration = time::Duration::MINUTE;
+
+/// How many bytes of derivatives one original (one content hash) may keep:
+/// `factor × original size + floor_bytes`.
+///
+/// With [`DerivativeCap::DEFAULT`] (factor 4, floor 1 MiB) an anonymous client asking for every
+/// `size-N` of a public image makes the server store at most four times the image plus 1 MiB,
+/// plus one output (the one just saved is never evicted, so a single output larger than the cap
+/// is still kept until the next save). Each stored output is a re-encoding of at most the
+/// original's pixels, so a handful of the largest derivatives fit: the presets and the sizes
+/// actually in use stay cached, and a scan over all 4,096 `size-N` keys only churns the cache
+/// instead of growing it. The floor keeps small originals (an icon of a few KiB) from thrashing
+/// their thumbnails: 1 MiB holds dozens of small outputs whatever the original's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DerivativeCap {
+    /// Multiple of the original's size.
+    pub factor: u64,
+    /// Bytes allowed on top, whatever the original's size.
+    pub floor_bytes: u64,
+}
+
+impl DerivativeCap {
+    /// What the server uses unless configured otherwise: 4 × the original + 1 MiB.
+    pub const DEFAULT: Self = Self {
+        factor: 4,
+        floor_bytes: 1024 * 1024,
+    };
+
+    /// The cap for an original of `original_size` bytes (saturating: never overflows).
+    #[must_use]
+    pub fn bytes_for(self, original_size: u64) -> u64 {
+        self.factor
+            .saturating_mul(original_size)
+            .saturating_add(self.floor_bytes)
+    }
+}
+
+impl Default for DerivativeCap {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What [`record_transform`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedTransform {
+    /// The record that holds for the saved key (the first one saved when two renders raced).
+    pub transform: StoredTransform,
+    /// Blob keys of the outputs evicted to keep the cap, least recently used first. Their rows
+    /// are gone (committed); the caller deletes these blobs now, after the commit. Keys still
+    /// named by another transform row or by a file are left out, so deleting every key listed
+    /// is always safe.
+    pub evicted: Vec<String>,
+}
+
+/// One stored derivative of a content hash, as [`list_transforms`] returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransformEntry {
+    pub key: String,
+    pub storage_key: String,
+    pub filesize: Option<i64>,
+    pub last_used_at: OffsetDateTime,
 }
 
 /// A transform output just written to the blob store.
@@ -184,6 +265,11 @@ const COLUMNS: &str = "id, parent_id, type, access, filename, title, description
 
 /// Key of the PostgreSQL advisory lock that serializes writes to the folder tree ("VELLUMFT").
 const TREE_LOCK_KEY: i64 = 0x5645_4C4C_554D_4654;
+
+/// First key of the PostgreSQL advisory locks that serialize [`record_transform`] per content
+/// hash ("VTFR"); the second key is a hash of the content hash. The two-key form is a lock space
+/// of its own, apart from [`TREE_LOCK_KEY`]'s.
+const TRANSFORM_LOCK_CLASS: i32 = 0x5654_4652;
 
 /// How many ids [`get_files`] binds per statement: far above an item page's file fields, and
 /// well under SQLite's limit on bound parameters.
@@ -577,6 +663,12 @@ pub async fn soft_delete_file<C: ConnectionTrait + TransactionTrait>(
 
 /// The cached output of transform `key` for content `content_hash`, if one was saved.
 ///
+/// A read only: it never writes, so serving a cached derivative takes no write lock. The caller
+/// touches what it serves when [`StoredTransform::needs_touch`] says so (see [`touch_transform`]).
+/// A row may outlive its blob for a moment (eviction deletes the row, then the blob; a re-render
+/// racing an eviction may lose its blob): check the blob with `head` and re-render when it is
+/// missing.
+///
 /// # Errors
 /// [`StorageError::Db`] when the query fails.
 #[instrument(skip_all, err, fields(key))]
@@ -587,8 +679,8 @@ pub async fn find_transform<C: ConnectionTrait>(
 ) -> Result<Option<StoredTransform>, StorageError> {
     let mut sql = Sql::new(db.get_database_backend());
     sql.push(
-        "SELECT storage_key, mime_type, filesize, width, height FROM file_transforms \
-         WHERE content_hash = ",
+        "SELECT storage_key, mime_type, filesize, width, height, last_used_at \
+         FROM file_transforms WHERE content_hash = ",
     )
     .bind(content_hash)
     .push(" AND \"key\" = ")
@@ -605,6 +697,9 @@ pub async fn find_transform<C: ConnectionTrait>(
 /// caller serves the same blob (the loser's blob is an orphan the caller may delete when its
 /// `storage_key` differs from the returned one).
 ///
+/// Unbounded: nothing is evicted. Outputs an anonymous client can ask for must go through
+/// [`record_transform`], which keeps each original's derivatives under a byte cap.
+///
 /// # Errors
 /// [`StorageError::NotFound`] when `file_id` cannot be an id; [`StorageError::Db`] when a query
 /// fails (also when `file_id` names no file: the foreign key refuses it).
@@ -619,7 +714,7 @@ pub async fn save_transform<C: ConnectionTrait>(
     // the unique violation it does not abort an enclosing PostgreSQL transaction.
     sql.push(
         "INSERT INTO file_transforms (file_id, content_hash, \"key\", storage_key, mime_type, \
-         filesize, width, height, created_at) VALUES (",
+         filesize, width, height, created_at, last_used_at) VALUES (",
     )
     .bind(file_id)
     .push(", ")
@@ -638,11 +733,308 @@ pub async fn save_transform<C: ConnectionTrait>(
     .bind(new.height)
     .push(", ")
     .bind(now())
+    .push(", ")
+    .bind(whole_seconds(now()))
     .push(") ON CONFLICT (content_hash, \"key\") DO NOTHING");
     sql.execute(db).await?;
     find_transform(db, new.content_hash, new.key)
         .await?
         .ok_or_else(|| StorageError::corrupt("a saved transform record cannot be read back"))
+}
+
+/// Records a transform output under the per-original byte cap `cap_bytes` (see
+/// [`DerivativeCap`]), evicting least-recently-used outputs of the same content, and returns the
+/// record that holds with the blob keys to delete.
+///
+/// One transaction: the row is inserted with `last_used_at = at` (when the key is already
+/// recorded, the first record is kept, as [`save_transform`] does, and touched instead); then,
+/// while the summed `filesize` of the content's derivatives exceeds `cap_bytes`, the least
+/// recently used *other* rows are deleted (ties: the oldest row first). The row of `new.key` is
+/// never evicted by its own save, so the total after a save is at most `cap_bytes`, or that one
+/// output alone when it is larger than the cap.
+///
+/// **The caller deletes the blobs in [`RecordedTransform::evicted`] after this returns**: the
+/// row goes first, so a concurrent reader never finds a row whose blob is gone for more than a
+/// moment (and re-checks with `head` anyway). Blob deletion failing leaves an orphan blob, never
+/// a dangling row.
+///
+/// Concurrent saves for one content are serialized, so the cap holds whatever the interleaving
+/// and every row is either kept or reported evicted exactly once: on SQLite by the database's
+/// write lock taken at `BEGIN IMMEDIATE` (as the file-tree writes do); on PostgreSQL by a
+/// transaction-scoped advisory lock per content hash (`pg_advisory_xact_lock(class, hash)`), so
+/// saves of different images and tree writes do not wait for each other. `at` is truncated to
+/// whole seconds.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when `file_id` cannot be an id; [`StorageError::Conflict`] when
+/// `new.filesize` is missing or negative (a capped output must say how big it is);
+/// [`StorageError::Db`] when a query fails (also when `file_id` names no file).
+#[instrument(skip_all, err, fields(file_id = new.file_id, key = new.key, cap_bytes))]
+pub async fn record_transform<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    new: &NewTransform<'_>,
+    cap_bytes: u64,
+    at: OffsetDateTime,
+) -> Result<RecordedTransform, StorageError> {
+    let file_id = id_param(new.file_id).ok_or(StorageError::NotFound { what: "file" })?;
+    if !new.filesize.is_some_and(|size| size >= 0) {
+        return Err(StorageError::Conflict(
+            "a transform output recorded under a cap needs its size".to_owned(),
+        ));
+    }
+    let at = whole_seconds(at);
+    let txn = begin_write(db).await?;
+    lock_transforms(&txn, new.content_hash).await?;
+    let backend = txn.get_database_backend();
+
+    let mut sql = Sql::new(backend);
+    sql.push(
+        "INSERT INTO file_transforms (file_id, content_hash, \"key\", storage_key, mime_type, \
+         filesize, width, height, created_at, last_used_at) VALUES (",
+    )
+    .bind(file_id)
+    .push(", ")
+    .bind(new.content_hash)
+    .push(", ")
+    .bind(new.key)
+    .push(", ")
+    .bind(new.storage_key)
+    .push(", ")
+    .bind(new.mime_type)
+    .push(", ")
+    .bind(new.filesize)
+    .push(", ")
+    .bind(new.width)
+    .push(", ")
+    .bind(new.height)
+    .push(", ")
+    .bind(now())
+    .push(", ")
+    .bind(at)
+    .push(") ON CONFLICT (content_hash, \"key\") DO NOTHING");
+    if sql.execute(&txn).await? == 0 {
+        // Already recorded (a racing render won, or a re-save): keep that record, count the
+        // save as a use.
+        touch_transform(&txn, new.content_hash, new.key, at).await?;
+    }
+
+    let evicted = evict_over_cap(&txn, new.content_hash, new.key, cap_bytes).await?;
+    let evicted = unreferenced_keys(&txn, evicted).await?;
+    let transform = find_transform(&txn, new.content_hash, new.key)
+        .await?
+        .ok_or_else(|| StorageError::corrupt("a saved transform record cannot be read back"))?;
+    txn.commit().await?;
+    Ok(RecordedTransform { transform, evicted })
+}
+
+/// Marks the output of `key` for `content_hash` as used at `at` (truncated to whole seconds);
+/// `last_used_at` only ever moves forward. Returns whether a row changed (false when there is no
+/// such record, e.g. it was just evicted, or it was already used at `at` or later).
+///
+/// One single-row `UPDATE`, no lock of its own: a touch racing an eviction either lands first
+/// (the row is then recent and another is evicted) or finds no row. It is still a write (on
+/// SQLite it takes the database's write lock for a moment), so the HTTP layer calls it only when
+/// [`StoredTransform::needs_touch`] says so: at most once a minute per derivative.
+///
+/// # Errors
+/// [`StorageError::Db`] when the query fails.
+#[instrument(skip_all, err, fields(key))]
+pub async fn touch_transform<C: ConnectionTrait>(
+    db: &C,
+    content_hash: &str,
+    key: &str,
+    at: OffsetDateTime,
+) -> Result<bool, StorageError> {
+    let at = whole_seconds(at);
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("UPDATE file_transforms SET last_used_at = ")
+        .bind(at)
+        .push(" WHERE content_hash = ")
+        .bind(content_hash)
+        .push(" AND \"key\" = ")
+        .bind(key)
+        .push(" AND last_used_at < ")
+        .bind(at);
+    Ok(sql.execute(db).await? > 0)
+}
+
+/// Every stored derivative of `content_hash`, least recently used first (the order
+/// [`record_transform`] evicts in). For tests, operators and the path that deletes a file's
+/// derivatives with its content ([`delete_transforms`]).
+///
+/// # Errors
+/// [`StorageError::Db`] when the query fails.
+#[instrument(skip_all, err)]
+pub async fn list_transforms<C: ConnectionTrait>(
+    db: &C,
+    content_hash: &str,
+) -> Result<Vec<TransformEntry>, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(
+        "SELECT \"key\", storage_key, filesize, last_used_at FROM file_transforms \
+         WHERE content_hash = ",
+    )
+    .bind(content_hash)
+    .push(" ORDER BY last_used_at, id");
+    sql.all(db)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(TransformEntry {
+                key: row.try_get("", "key")?,
+                storage_key: row.try_get("", "storage_key")?,
+                filesize: row.try_get("", "filesize")?,
+                last_used_at: get_last_used(row)?,
+            })
+        })
+        .collect()
+}
+
+/// Deletes every derivative record of `content_hash` and returns the blob keys to delete after
+/// the commit (keys another transform row or a file still names are left out). For the path
+/// that purges content no file uses any more.
+///
+/// # Errors
+/// [`StorageError::Db`] when a query fails.
+#[instrument(skip_all, err)]
+pub async fn delete_transforms<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    content_hash: &str,
+) -> Result<Vec<String>, StorageError> {
+    let txn = begin_write(db).await?;
+    lock_transforms(&txn, content_hash).await?;
+    let keys: Vec<String> = list_transforms(&txn, content_hash)
+        .await?
+        .into_iter()
+        .map(|entry| entry.storage_key)
+        .collect();
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("DELETE FROM file_transforms WHERE content_hash = ")
+        .bind(content_hash);
+    sql.execute(&txn).await?;
+    let keys = unreferenced_keys(&txn, keys).await?;
+    txn.commit().await?;
+    Ok(keys)
+}
+
+/// Deletes the least recently used rows of `content_hash` other than `keep` until the summed
+/// `filesize` is at most `cap_bytes`, and returns their storage keys in eviction order. Runs
+/// inside [`record_transform`]'s transaction, under its lock.
+async fn evict_over_cap<C: ConnectionTrait>(
+    txn: &C,
+    content_hash: &str,
+    keep: &str,
+    cap_bytes: u64,
+) -> Result<Vec<String>, StorageError> {
+    // SUM of a bigint is numeric on PostgreSQL: cast it back so both backends give an i64.
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push(
+        "SELECT CAST(COALESCE(SUM(filesize), 0) AS BIGINT) AS total FROM file_transforms \
+         WHERE content_hash = ",
+    )
+    .bind(content_hash);
+    let total: i64 = match sql.one(txn).await? {
+        Some(row) => row.try_get("", "total")?,
+        None => 0,
+    };
+    let mut total = u64::try_from(total).unwrap_or(0);
+    if total <= cap_bytes {
+        return Ok(Vec::new());
+    }
+    // Over the cap: walk the others from the least recently used. How many rows one content can
+    // have is bounded by the transform keys (presets and `size-N`), so reading them is cheap,
+    // and this only runs when a save pushed the total over.
+    let mut sql = Sql::new(txn.get_database_backend());
+    sql.push("SELECT id, storage_key, filesize FROM file_transforms WHERE content_hash = ")
+        .bind(content_hash)
+        .push(" AND \"key\" <> ")
+        .bind(keep)
+        .push(" ORDER BY last_used_at, id");
+    let mut ids = Vec::new();
+    let mut keys = Vec::new();
+    for row in sql.all(txn).await? {
+        if total <= cap_bytes {
+            break;
+        }
+        let size: Option<i64> = row.try_get("", "filesize")?;
+        total = total.saturating_sub(size.and_then(|s| u64::try_from(s).ok()).unwrap_or(0));
+        ids.push(row.try_get::<i32>("", "id")?);
+        keys.push(row.try_get::<String>("", "storage_key")?);
+    }
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let mut sql = Sql::new(txn.get_database_backend());
+        sql.push("DELETE FROM file_transforms WHERE id IN ");
+        sql.bind_list(chunk.iter().copied());
+        sql.execute(txn).await?;
+    }
+    Ok(keys)
+}
+
+/// `keys` without those a transform row or a file row still names, in order and deduplicated:
+/// the blobs that may be deleted.
+async fn unreferenced_keys<C: ConnectionTrait>(
+    txn: &C,
+    mut keys: Vec<String>,
+) -> Result<Vec<String>, StorageError> {
+    let mut seen = std::collections::HashSet::new();
+    keys.retain(|key| seen.insert(key.clone()));
+    let mut used = std::collections::HashSet::new();
+    for chunk in keys.chunks(IDS_PER_QUERY / 2) {
+        let mut sql = Sql::new(txn.get_database_backend());
+        sql.push("SELECT storage_key FROM file_transforms WHERE storage_key IN ");
+        sql.bind_list(chunk.iter().map(String::as_str));
+        sql.push(" UNION SELECT storage_key FROM files WHERE storage_key IN ");
+        sql.bind_list(chunk.iter().map(String::as_str));
+        for row in sql.all(txn).await? {
+            used.insert(row.try_get::<String>("", "storage_key")?);
+        }
+    }
+    keys.retain(|key| !used.contains(key));
+    Ok(keys)
+}
+
+/// Serializes [`record_transform`] and [`delete_transforms`] for one content hash on PostgreSQL;
+/// on SQLite `BEGIN IMMEDIATE` already holds the database's write lock. Released at commit or
+/// rollback.
+async fn lock_transforms<C: ConnectionTrait>(
+    txn: &C,
+    content_hash: &str,
+) -> Result<(), StorageError> {
+    if txn.get_database_backend() == DbBackend::Postgres {
+        let mut sql = Sql::new(DbBackend::Postgres);
+        sql.push("SELECT pg_advisory_xact_lock(")
+            .bind(TRANSFORM_LOCK_CLASS)
+            .push(", ")
+            .bind(lock_slot(content_hash))
+            .push(")");
+        sql.execute(txn).await?;
+    }
+    Ok(())
+}
+
+/// The second advisory-lock key of a content hash: 32-bit FNV-1a of its bytes. Two hashes that
+/// share a slot only wait for each other; nothing else depends on it.
+fn lock_slot(content_hash: &str) -> i32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for byte in content_hash.bytes() {
+        h ^= u32::from(byte);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    i32::from_ne_bytes(h.to_ne_bytes())
+}
+
+/// `at` without its fraction of a second. On SQLite timestamps are RFC 3339 text, which compares
+/// in time order only between values of the same shape (`…:05Z` sorts after `…:05.5Z`); whole
+/// seconds give every `last_used_at` one shape, and minute-grained touches need no more.
+fn whole_seconds(at: OffsetDateTime) -> OffsetDateTime {
+    at.to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .unwrap_or(at)
+}
+
+fn get_last_used(row: &QueryResult) -> Result<OffsetDateTime, StorageError> {
+    get_time(row, "last_used_at")?
+        .ok_or_else(|| StorageError::corrupt("a transform record has no last_used_at"))
 }
 
 /// Opens `WITH RECURSIVE … visible AS (…)`: the live rows matching `filter` (over alias `f`) with
@@ -870,6 +1262,7 @@ fn transform_from_row(row: &QueryResult) -> Result<StoredTransform, StorageError
         filesize: row.try_get("", "filesize")?,
         width: row.try_get("", "width")?,
         height: row.try_get("", "height")?,
+        last_used_at: get_last_used(row)?,
     })
 }
 

@@ -9,12 +9,15 @@
 )]
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, TransactionTrait};
+use time::OffsetDateTime;
 use vellum_policy::{Authorized, FileAction, FileWrite, Role, effective_visibility};
 use vellum_storage::StorageError;
 use vellum_storage::files::{
-    FileKind, FilePage, FilePatch, ListFiles, NewFile, NewTransform, ParentFilter, StoredFile,
-    Visibility, create_file, create_folder, find_transform, get_file, get_files, list_files,
-    save_transform, soft_delete_file, update_file,
+    DerivativeCap, FileKind, FilePage, FilePatch, ListFiles, NewFile, NewTransform, ParentFilter,
+    RecordedTransform, StoredFile, StoredTransform, TOUCH_INTERVAL, TransformEntry, Visibility,
+    create_file, create_folder, delete_transforms, find_transform, get_file, get_files, list_files,
+    list_transforms, record_transform, save_transform, soft_delete_file, touch_transform,
+    update_file,
 };
 use vellum_storage::testing::TestDb;
 
@@ -1033,4 +1036,368 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
     assert_eq!(folders, 1);
     let listed = list(&conn, query(ParentFilter::Folder(parent.id))).await;
     assert_eq!(listed.total, 17);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Derivatives under a byte cap (issue 27): least-recently-used eviction, touches, concurrency.
+
+/// A fixed clock: minute `n` after an arbitrary instant, so eviction order is exact.
+fn minute(n: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap() + time::Duration::minutes(n)
+}
+
+fn derived_key(hash: &str, key: &str) -> String {
+    format!("derived/{hash}/{key}")
+}
+
+/// Records output `key` of `hash` (blob `derived/<hash>/<key>`) of `size` bytes under `cap`.
+async fn record<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    file_id: i64,
+    hash: &str,
+    key: &str,
+    size: i64,
+    cap: u64,
+    at: OffsetDateTime,
+) -> RecordedTransform {
+    let storage_key = derived_key(hash, key);
+    record_transform(
+        db,
+        &NewTransform {
+            file_id,
+            content_hash: hash,
+            key,
+            storage_key: &storage_key,
+            mime_type: "image/webp",
+            filesize: Some(size),
+            width: Some(10),
+            height: Some(10),
+        },
+        cap,
+        at,
+    )
+    .await
+    .unwrap()
+}
+
+/// The keys of `hash`'s derivatives, least recently used first, and their summed size.
+async fn derivatives<C: ConnectionTrait>(db: &C, hash: &str) -> (Vec<String>, u64) {
+    let entries = list_transforms(db, hash).await.unwrap();
+    let total = entries
+        .iter()
+        .map(|e| u64::try_from(e.filesize.unwrap()).unwrap())
+        .sum();
+    (entries.into_iter().map(|e| e.key).collect(), total)
+}
+
+#[tokio::test]
+async fn transforms_over_the_cap_evict_the_least_recently_used() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "cap.png").await;
+    for (i, key) in ["a", "b", "c"].into_iter().enumerate() {
+        let saved = record(db, f.id, "h", key, 100, 300, minute(i as i64)).await;
+        assert!(saved.evicted.is_empty(), "{key}: at the cap, not over it");
+        assert_eq!(saved.transform.last_used_at, minute(i as i64));
+        assert_eq!(saved.transform.storage_key, derived_key("h", key));
+    }
+    assert_eq!(derivatives(db, "h").await, (strings(&["a", "b", "c"]), 300));
+
+    // One more: the least recently used goes, its blob key is handed back.
+    let saved = record(db, f.id, "h", "d", 100, 300, minute(3)).await;
+    assert_eq!(saved.evicted, [derived_key("h", "a")]);
+    assert_eq!(find_transform(db, "h", "a").await.unwrap(), None);
+
+    // A touched output is used again: the next eviction passes it over.
+    assert!(touch_transform(db, "h", "b", minute(4)).await.unwrap());
+    let saved = record(db, f.id, "h", "e", 100, 300, minute(5)).await;
+    assert_eq!(saved.evicted, [derived_key("h", "c")]);
+    assert_eq!(derivatives(db, "h").await, (strings(&["d", "b", "e"]), 300));
+
+    // A larger output evicts as many as it needs, oldest first.
+    let saved = record(db, f.id, "h", "f", 200, 300, minute(6)).await;
+    assert_eq!(
+        saved.evicted,
+        [derived_key("h", "d"), derived_key("h", "b")]
+    );
+    assert_eq!(derivatives(db, "h").await, (strings(&["e", "f"]), 300));
+
+    // Other content is untouched by all of it.
+    record(db, f.id, "other", "a", 1000, 5000, minute(0)).await;
+    let saved = record(db, f.id, "h", "g", 300, 300, minute(7)).await;
+    assert_eq!(
+        saved.evicted,
+        [derived_key("h", "e"), derived_key("h", "f")]
+    );
+    assert_eq!(derivatives(db, "other").await, (strings(&["a"]), 1000));
+}
+
+fn strings(keys: &[&str]) -> Vec<String> {
+    keys.iter().map(|k| (*k).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn the_cap_holds_after_many_saves_and_every_row_is_kept_or_evicted_once() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "many.png").await;
+    let cap = 1_000;
+    let mut evicted = Vec::new();
+    let mut saved_keys = Vec::new();
+    for i in 0..120_i64 {
+        let key = format!("size-{i}");
+        let size = (i * 37) % 150 + 1;
+        let saved = record(db, f.id, "h", &key, size, cap, minute(i)).await;
+        evicted.extend(saved.evicted);
+        saved_keys.push(derived_key("h", &key));
+        let (keys, total) = derivatives(db, "h").await;
+        assert!(total <= cap, "after {key}: {total} bytes");
+        assert_eq!(keys.last(), Some(&key), "the output just saved is kept");
+    }
+    let (kept, _) = derivatives(db, "h").await;
+    let mut all: Vec<String> = kept.iter().map(|k| derived_key("h", k)).collect();
+    all.extend(evicted);
+    all.sort();
+    saved_keys.sort();
+    assert_eq!(
+        all, saved_keys,
+        "each output is kept or evicted, exactly once"
+    );
+}
+
+#[tokio::test]
+async fn the_output_just_saved_is_never_evicted_even_over_the_cap() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "big.png").await;
+    record(db, f.id, "h", "a", 100, 300, minute(0)).await;
+    record(db, f.id, "h", "b", 100, 300, minute(1)).await;
+    // Larger than the cap by itself: everything else goes, it stays.
+    let saved = record(db, f.id, "h", "huge", 500, 300, minute(2)).await;
+    assert_eq!(
+        saved.evicted,
+        [derived_key("h", "a"), derived_key("h", "b")]
+    );
+    assert_eq!(derivatives(db, "h").await, (strings(&["huge"]), 500));
+    // The next save evicts it: the total is over the cap by one output at most.
+    let saved = record(db, f.id, "h", "c", 100, 300, minute(3)).await;
+    assert_eq!(saved.evicted, [derived_key("h", "huge")]);
+    assert_eq!(derivatives(db, "h").await, (strings(&["c"]), 100));
+}
+
+#[tokio::test]
+async fn recording_the_same_key_again_keeps_the_first_record_and_touches_it() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "again.png").await;
+    let first = record(db, f.id, "h", "a", 100, 300, minute(0)).await;
+    record(db, f.id, "h", "b", 100, 300, minute(1)).await;
+    let racer = NewTransform {
+        file_id: f.id,
+        content_hash: "h",
+        key: "a",
+        storage_key: "derived/h/a-again",
+        mime_type: "image/png",
+        filesize: Some(999),
+        width: None,
+        height: None,
+    };
+    let again = record_transform(db, &racer, 300, minute(2)).await.unwrap();
+    assert!(again.evicted.is_empty(), "{again:?}");
+    assert_eq!(
+        again.transform,
+        StoredTransform {
+            last_used_at: minute(2),
+            ..first.transform
+        }
+    );
+    assert_eq!(derivatives(db, "h").await, (strings(&["b", "a"]), 200));
+    // An older clock never moves it back.
+    let late = record_transform(db, &racer, 300, minute(1)).await.unwrap();
+    assert_eq!(late.transform.last_used_at, minute(2));
+    // The same call inside a caller's transaction.
+    let txn = db.begin().await.unwrap();
+    let inside = record_transform(&txn, &racer, 300, minute(3))
+        .await
+        .unwrap();
+    txn.commit().await.unwrap();
+    assert_eq!(inside.transform.last_used_at, minute(3));
+}
+
+#[tokio::test]
+async fn touching_moves_last_use_forward_only_and_is_throttled_by_the_row() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "touch.png").await;
+    record(db, f.id, "h", "a", 100, 300, minute(10)).await;
+    assert!(!touch_transform(db, "h", "a", minute(9)).await.unwrap());
+    assert!(!touch_transform(db, "h", "a", minute(10)).await.unwrap());
+    assert!(
+        !touch_transform(db, "h", "missing", minute(11))
+            .await
+            .unwrap()
+    );
+    let found = find_transform(db, "h", "a").await.unwrap().unwrap();
+    assert_eq!(found.last_used_at, minute(10));
+    // Fractions of a second are dropped, so the row's time is the touch's whole second.
+    let at = minute(20) + time::Duration::milliseconds(700);
+    assert!(touch_transform(db, "h", "a", at).await.unwrap());
+    let found = find_transform(db, "h", "a").await.unwrap().unwrap();
+    assert_eq!(found.last_used_at, minute(20));
+
+    // The caller touches at most once a minute: the row says when.
+    assert_eq!(TOUCH_INTERVAL, time::Duration::MINUTE);
+    assert!(!found.needs_touch(minute(20) + time::Duration::seconds(59)));
+    assert!(found.needs_touch(minute(21)));
+}
+
+#[tokio::test]
+async fn evicted_blobs_still_named_elsewhere_are_not_handed_back() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "shared.png").await;
+    let shared = |key: &'static str, storage_key: &'static str| NewTransform {
+        file_id: f.id,
+        content_hash: "h",
+        key,
+        storage_key,
+        mime_type: "image/png",
+        filesize: Some(100),
+        width: None,
+        height: None,
+    };
+    // Two keys on one blob, and one output that is a file's own blob.
+    record_transform(db, &shared("a", "derived/h/same"), 200, minute(0))
+        .await
+        .unwrap();
+    record_transform(db, &shared("b", "derived/h/same"), 200, minute(1))
+        .await
+        .unwrap();
+    let saved = record_transform(db, &shared("c", "originals/shared.png"), 200, minute(2))
+        .await
+        .unwrap();
+    assert!(saved.evicted.is_empty(), "a's blob is still b's: {saved:?}");
+    assert_eq!(derivatives(db, "h").await, (strings(&["b", "c"]), 200));
+    let saved = record(db, f.id, "h", "d", 150, 200, minute(3)).await;
+    assert_eq!(saved.evicted, [derived_key("h", "same")]);
+    assert_eq!(derivatives(db, "h").await, (strings(&["d"]), 150));
+    // "originals/shared.png" was evicted too, but a file still stores its bytes there.
+}
+
+#[tokio::test]
+async fn listing_and_deleting_the_derivatives_of_a_content() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "list.png").await;
+    assert!(list_transforms(db, "h").await.unwrap().is_empty());
+    record(db, f.id, "h", "b", 10, 1000, minute(1)).await;
+    record(db, f.id, "h", "a", 20, 1000, minute(0)).await;
+    record(db, f.id, "other", "a", 30, 1000, minute(0)).await;
+    assert_eq!(
+        list_transforms(db, "h").await.unwrap(),
+        [
+            TransformEntry {
+                key: "a".to_owned(),
+                storage_key: derived_key("h", "a"),
+                filesize: Some(20),
+                last_used_at: minute(0),
+            },
+            TransformEntry {
+                key: "b".to_owned(),
+                storage_key: derived_key("h", "b"),
+                filesize: Some(10),
+                last_used_at: minute(1),
+            },
+        ]
+    );
+    assert_eq!(
+        delete_transforms(db, "h").await.unwrap(),
+        [derived_key("h", "a"), derived_key("h", "b")]
+    );
+    assert!(list_transforms(db, "h").await.unwrap().is_empty());
+    assert_eq!(derivatives(db, "other").await, (strings(&["a"]), 30));
+    assert!(delete_transforms(db, "h").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_capped_output_must_say_its_size() {
+    let db = TestDb::new().await.unwrap();
+    let db = &db.conn;
+    let f = file(db, None, "size.png").await;
+    for filesize in [None, Some(-1)] {
+        let new = NewTransform {
+            file_id: f.id,
+            content_hash: "h",
+            key: "a",
+            storage_key: "derived/h/a",
+            mime_type: "image/png",
+            filesize,
+            width: None,
+            height: None,
+        };
+        assert!(matches!(
+            record_transform(db, &new, 300, minute(0)).await,
+            Err(StorageError::Conflict(_))
+        ));
+    }
+    assert!(list_transforms(db, "h").await.unwrap().is_empty());
+}
+
+#[test]
+fn the_default_cap_is_four_times_the_original_plus_a_mebibyte() {
+    let cap = DerivativeCap::default();
+    assert_eq!(cap, DerivativeCap::DEFAULT);
+    assert_eq!(cap.bytes_for(0), 1024 * 1024);
+    assert_eq!(cap.bytes_for(151_000), 4 * 151_000 + 1024 * 1024);
+    assert_eq!(cap.bytes_for(u64::MAX), u64::MAX);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_saves_of_one_content_never_exceed_the_cap_by_more_than_one_output() {
+    let db = TestDb::new().await.unwrap();
+    let f = file(&db.conn, None, "race.png").await;
+    let cap: u64 = 1_000;
+    let size: i64 = 100;
+    let per_task = 30;
+    let tasks: Vec<_> = ["x", "y"]
+        .into_iter()
+        .map(|task| {
+            let conn = db.conn.clone();
+            let file_id = f.id;
+            tokio::spawn(async move {
+                let mut evicted = Vec::new();
+                for i in 0..per_task {
+                    let key = format!("{task}-{i}");
+                    let saved = record(&conn, file_id, "h", &key, size, cap, minute(i)).await;
+                    evicted.extend(saved.evicted);
+                    // Read while the other task writes: each read sees one committed state.
+                    let (_, total) = derivatives(&conn, "h").await;
+                    assert!(total <= cap + 100, "{key}: {total} bytes");
+                }
+                evicted
+            })
+        })
+        .collect();
+    let mut evicted = Vec::new();
+    for task in tasks {
+        evicted.extend(task.await.unwrap());
+    }
+    let (kept, total) = derivatives(&db.conn, "h").await;
+    assert!(total <= cap, "{total} bytes");
+    assert_eq!(kept.len(), 10, "{kept:?}");
+    let mut all: Vec<String> = kept.iter().map(|k| derived_key("h", k)).collect();
+    let evicted_count = evicted.len();
+    all.extend(evicted);
+    all.sort();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        2 * per_task as usize,
+        "every output kept or evicted"
+    );
+    assert_eq!(
+        evicted_count + kept.len(),
+        2 * per_task as usize,
+        "no output evicted twice"
+    );
 }
