@@ -18,7 +18,9 @@
 //! caller's business, and the HTTP layer logs the ones that matter once, with the request id.
 
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -154,6 +156,27 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     ///
     /// [`StorageError::Conflict`] for an invalid key, [`StorageError::Blob`] when the backend fails.
     async fn delete(&self, key: &str) -> Result<(), StorageError>;
+
+    /// Deletes the staging data of uploads (everything under the reserved `tmp/` prefix) last
+    /// written more than `older_than` ago, and returns how many objects it removed. Nothing
+    /// outside `tmp/` is ever touched.
+    ///
+    /// An upload streams to `tmp/` and is moved into place when it ends; a process killed midway
+    /// leaves its staging data behind for good. Call this at start-up with `older_than` at least
+    /// the longest an upload can take, so that uploads still running on another replica sharing
+    /// the store are left alone.
+    ///
+    /// The default does nothing and returns 0: for stores without a staging area (test doubles).
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Blob`] or [`StorageError::Io`] when the staging area cannot be listed.
+    /// An object that cannot be deleted is logged and skipped, so one bad entry does not stop the
+    /// sweep.
+    async fn sweep_staging(&self, older_than: Duration) -> Result<u64, StorageError> {
+        let _ = older_than;
+        Ok(0)
+    }
 }
 
 /// Where an S3-compatible bucket is. Only what Vellum's own configuration names
@@ -210,6 +233,10 @@ impl S3Config {
 pub struct ObjectBlobStore {
     inner: Arc<dyn ObjectStore>,
     part_size: usize,
+    /// The directory of a [local](Self::local) store. Its staging files (`tmp/<uuid>#<n>`, what
+    /// object_store writes a multipart upload to) are invisible to object_store's `list`, so
+    /// [`BlobStore::sweep_staging`] walks the directory itself.
+    local_root: Option<PathBuf>,
 }
 
 impl ObjectBlobStore {
@@ -219,6 +246,7 @@ impl ObjectBlobStore {
         Self {
             inner,
             part_size: REMOTE_PART_SIZE,
+            local_root: None,
         }
     }
 
@@ -247,6 +275,7 @@ impl ObjectBlobStore {
         Ok(Self {
             inner: Arc::new(fs),
             part_size: LOCAL_PART_SIZE,
+            local_root: Some(dir.to_path_buf()),
         })
     }
 
@@ -291,6 +320,7 @@ impl ObjectBlobStore {
         Self {
             inner: Arc::new(InMemory::new()),
             part_size: LOCAL_PART_SIZE,
+            local_root: None,
         }
     }
 
@@ -467,6 +497,109 @@ impl BlobStore for ObjectBlobStore {
             }),
         }
     }
+
+    /// On a local store, walks `<dir>/tmp` and removes regular files (staging files and finished
+    /// uploads never moved into place) whose modification time is older than the cutoff: a
+    /// running upload rewrites its staging file with every part, so it always looks recent.
+    /// Elsewhere (S3), lists `tmp/` and deletes objects whose `last_modified` is older. S3 keeps
+    /// the parts of an *unfinished* multipart upload outside any listing; those are the bucket's
+    /// lifecycle rule's business ("abort incomplete multipart uploads"), as for a crash today.
+    #[instrument(skip_all, fields(older_than = ?older_than, removed = tracing::field::Empty), err)]
+    async fn sweep_staging(&self, older_than: Duration) -> Result<u64, StorageError> {
+        let Some(cutoff) = SystemTime::now().checked_sub(older_than) else {
+            return Ok(0);
+        };
+        let removed = match &self.local_root {
+            Some(root) => {
+                let staging = root.join(TEMP_PREFIX);
+                tokio::task::spawn_blocking(move || sweep_dir(&staging, cutoff))
+                    .await
+                    .map_err(|error| StorageError::Io {
+                        op: "sweep staging uploads",
+                        source: std::io::Error::other(error),
+                    })??
+            }
+            None => self.sweep_listed(cutoff).await?,
+        };
+        tracing::Span::current().record("removed", removed);
+        if removed > 0 {
+            tracing::info!(removed, "removed staging data of interrupted uploads");
+        }
+        Ok(removed)
+    }
+}
+
+impl ObjectBlobStore {
+    /// [`BlobStore::sweep_staging`] through object_store's listing of `tmp/` (S3, in memory).
+    /// The prefix is matched by whole path segments, so `tmpfile/…` is not under it.
+    async fn sweep_listed(&self, cutoff: SystemTime) -> Result<u64, StorageError> {
+        let cutoff_ms = match cutoff.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(since) => i64::try_from(since.as_millis()).unwrap_or(i64::MAX),
+            Err(_) => return Ok(0),
+        };
+        let prefix = Path::from(TEMP_PREFIX);
+        let mut listing = self.inner.list(Some(&prefix));
+        let mut removed = 0;
+        while let Some(meta) = listing.next().await {
+            let meta = meta.map_err(|source| StorageError::Blob {
+                op: "list staging uploads",
+                source,
+            })?;
+            if meta.last_modified.timestamp_millis() >= cutoff_ms {
+                continue;
+            }
+            match self.inner.delete(&meta.location).await {
+                Ok(()) => removed += 1,
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(error) => {
+                    let location = &meta.location;
+                    tracing::warn!(%location, error = &error as &dyn std::error::Error, "could not delete a stale staging upload");
+                }
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// Removes the regular files under `dir` (recursively) modified before `cutoff`; a missing `dir`
+/// holds nothing. Symbolic links and other special files are left alone (never followed), and
+/// so are directories: the staging area is flat, and an empty directory costs nothing.
+fn sweep_dir(dir: &std::path::Path, cutoff: SystemTime) -> Result<u64, StorageError> {
+    let io = |source| StorageError::Io {
+        op: "sweep staging uploads",
+        source,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(error) => return Err(io(error)),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.map_err(io)?;
+        let path = entry.path();
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(io(error)),
+        };
+        if meta.is_dir() {
+            removed += sweep_dir(&path, cutoff)?;
+            continue;
+        }
+        if !meta.is_file() || meta.modified().map_err(io)? >= cutoff {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed += 1,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                let path = path.display();
+                tracing::warn!(%path, error = &error as &dyn std::error::Error, "could not delete a stale staging upload");
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Streams `body` into `writer`, hashing and counting as it goes. Split out so that the caller has

@@ -276,3 +276,132 @@ async fn the_store_works_as_a_trait_object() {
     assert_eq!(stored.sha256, sha256_hex(b"hello"));
     assert_eq!(store.head(&stored.key).await.unwrap(), Some(5));
 }
+
+/// Writes `relative` under `dir` with a modification time `age` ago, as a crashed upload (or
+/// any old file) would have left it.
+fn old_file(dir: &FsPath, relative: &str, age: std::time::Duration) {
+    let path = dir.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, b"partial upload").unwrap();
+    file.set_modified(std::time::SystemTime::now() - age)
+        .unwrap();
+}
+
+const HOUR: std::time::Duration = std::time::Duration::from_secs(3600);
+
+#[tokio::test]
+async fn sweeping_a_local_store_removes_only_stale_staging_files() {
+    let backend = Backend::disk();
+    let Where::Disk(dir) = &backend.at else {
+        unreachable!()
+    };
+    let store = &backend.store;
+    // Nothing staged yet (not even a `tmp` directory): nothing to do.
+    assert_eq!(store.sweep_staging(HOUR).await.unwrap(), 0);
+
+    let stored = store
+        .put_stream(body(vec![Bytes::from(content(3000))]), None)
+        .await
+        .unwrap();
+    store
+        .put_bytes("derived/h/small", Bytes::from_static(b"out"))
+        .await
+        .unwrap();
+    // What a process killed midway leaves: object_store's staging file of a multipart upload
+    // (invisible to its own listing), and a finished upload never moved into place.
+    old_file(dir.path(), "tmp/11111111-dead#1", 2 * HOUR);
+    old_file(dir.path(), "tmp/22222222-dead", 2 * HOUR);
+    // An upload still running (recently written) and old files outside `tmp/`.
+    old_file(
+        dir.path(),
+        "tmp/33333333-live#1",
+        std::time::Duration::from_secs(5),
+    );
+    old_file(dir.path(), "derived/h/old", 2 * HOUR);
+    old_file(dir.path(), "tmpfile/old", 2 * HOUR);
+    let blob_path = dir.path().join(&stored.key);
+    std::fs::File::options()
+        .write(true)
+        .open(&blob_path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - 2 * HOUR)
+        .unwrap();
+
+    assert_eq!(store.sweep_staging(HOUR).await.unwrap(), 2);
+    let mut expected = vec![
+        "derived/h/old".to_owned(),
+        "derived/h/small".to_owned(),
+        stored.key.clone(),
+        "tmp/33333333-live#1".to_owned(),
+        "tmpfile/old".to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(common::Backend::everything(&backend).await, expected);
+    // Again: nothing more is stale.
+    assert_eq!(store.sweep_staging(HOUR).await.unwrap(), 0);
+    // With no grace at all, the running upload's file goes too; the rest stays.
+    assert_eq!(
+        store
+            .sweep_staging(std::time::Duration::ZERO)
+            .await
+            .unwrap(),
+        1
+    );
+    expected.retain(|key| !key.starts_with("tmp/"));
+    assert_eq!(common::Backend::everything(&backend).await, expected);
+    assert!(read_all(store, &stored.key).await == content(3000));
+}
+
+#[tokio::test]
+async fn sweeping_a_listed_store_removes_only_stale_staging_objects() {
+    for backend in [Backend::memory(), Backend::s3_like()] {
+        let name = common::Backend::name(&backend);
+        let raw: &dyn object_store::ObjectStore = match &backend.at {
+            Where::Memory(memory) => memory.as_ref(),
+            Where::S3Like(s3) => s3.as_ref(),
+            Where::Disk(_) => unreachable!(),
+        };
+        let store = &backend.store;
+        let stored = store
+            .put_stream(body(vec![Bytes::from(content(3000))]), None)
+            .await
+            .unwrap();
+        store
+            .put_bytes("derived/h/small", Bytes::from_static(b"out"))
+            .await
+            .unwrap();
+        for key in ["tmp/dead", "tmp/deeper/dead", "tmpfile/x"] {
+            object_store::ObjectStoreExt::put(
+                raw,
+                &object_store::path::Path::from(key),
+                Bytes::from_static(b"x").into(),
+            )
+            .await
+            .unwrap();
+        }
+        // Everything was just written: an hour's grace keeps it all.
+        assert_eq!(store.sweep_staging(HOUR).await.unwrap(), 0, "{name}");
+        // In-memory objects cannot be backdated: wait a moment and give no grace.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert_eq!(
+            store
+                .sweep_staging(std::time::Duration::ZERO)
+                .await
+                .unwrap(),
+            2,
+            "{name}"
+        );
+        let mut expected = vec![
+            "derived/h/small".to_owned(),
+            stored.key.clone(),
+            "tmpfile/x".to_owned(),
+        ];
+        expected.sort();
+        assert_eq!(
+            common::Backend::everything(&backend).await,
+            expected,
+            "{name}"
+        );
+    }
+}

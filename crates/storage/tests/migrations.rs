@@ -146,3 +146,99 @@ async fn foreign_keys_cascade_on_sqlite_and_postgres() {
         "items of a deleted collection must cascade"
     );
 }
+
+/// `m20261125_000003_file_transform_last_used` on a database that already holds transform
+/// records: each gets `last_used_at = created_at`, and the capped writes work on it at once.
+#[tokio::test]
+async fn last_used_at_is_backfilled_from_created_at_on_an_existing_database() {
+    use time::OffsetDateTime;
+    use vellum_policy::{FileAction, Role};
+    use vellum_storage::files::{NewFile, NewTransform, create_file, find_transform};
+
+    let db = TestDb::empty().await.unwrap();
+    let b = db.backend();
+    // The schema as it was before the migration.
+    Migrator::up(&db.conn, Some(2)).await.unwrap();
+    let grant = Role::super_admin()
+        .authorize_file_write(FileAction::Create)
+        .unwrap();
+    let file = create_file(
+        &db.conn,
+        &grant,
+        NewFile {
+            parent_id: None,
+            filename: "old.png".to_owned(),
+            mime_type: Some("image/png".to_owned()),
+            extension: Some("png".to_owned()),
+            filesize: Some(1000),
+            width: Some(10),
+            height: Some(10),
+            content_hash: Some("h".to_owned()),
+            storage_key: Some("sha256/h".to_owned()),
+            title: None,
+        },
+    )
+    .await
+    .unwrap();
+    let created = [
+        OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
+        OffsetDateTime::from_unix_timestamp(1_700_000_060).unwrap(),
+    ];
+    let placeholders = if b == DbBackend::Postgres {
+        "$1, $2, $3, $4"
+    } else {
+        "?, ?, ?, ?"
+    };
+    for (key, at) in ["a", "b"].into_iter().zip(created) {
+        db.conn
+            .execute_raw(Statement::from_sql_and_values(
+                b,
+                format!(
+                    "INSERT INTO file_transforms (file_id, content_hash, \"key\", storage_key, \
+                     mime_type, filesize, created_at) VALUES ({placeholders}, 'image/png', 100, \
+                     {})",
+                    if b == DbBackend::Postgres { "$5" } else { "?" }
+                ),
+                [
+                    i32::try_from(file.id).unwrap().into(),
+                    "h".into(),
+                    key.into(),
+                    format!("derived/h/{key}").into(),
+                    at.into(),
+                ],
+            ))
+            .await
+            .unwrap();
+    }
+
+    Migrator::up(&db.conn, None).await.unwrap();
+    assert!(
+        Migrator::get_pending_migrations(&db.conn)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    for (key, at) in ["a", "b"].into_iter().zip(created) {
+        let found = find_transform(&db.conn, "h", key).await.unwrap().unwrap();
+        assert_eq!(found.last_used_at, at, "{key}");
+    }
+    // The oldest is the first to go.
+    let saved = vellum_storage::files::record_transform(
+        &db.conn,
+        &NewTransform {
+            file_id: file.id,
+            content_hash: "h",
+            key: "c",
+            storage_key: "derived/h/c",
+            mime_type: "image/png",
+            filesize: Some(100),
+            width: None,
+            height: None,
+        },
+        200,
+        OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(saved.evicted, ["derived/h/a"]);
+}
