@@ -266,3 +266,50 @@ async fn the_s3_constructor_reaches_the_bucket() {
     assert_eq!(store.head(&key).await.unwrap(), None);
     assert_eq!(store.head(&stored.key).await.unwrap(), None);
 }
+
+/// `sweep_staging` on a bucket: objects under `tmp/` older than the cutoff go (what a crash
+/// between an upload's completion and its move into place leaves), nothing else does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweeping_removes_only_stale_staging_objects() {
+    let Some(backend) = S3Backend::new("sweeping_removes_only_stale_staging_objects") else {
+        return;
+    };
+    let store = &backend.store;
+    let stored = store
+        .put_stream(body(vec![Bytes::from(content(3000))]), None)
+        .await
+        .unwrap();
+    store
+        .put_bytes("derived/h/small", Bytes::from_static(b"out"))
+        .await
+        .unwrap();
+    for key in ["tmp/dead", "tmp/deeper/dead", "tmpfile/x"] {
+        object_store::ObjectStoreExt::put(
+            backend.recording.as_ref(),
+            &object_store::path::Path::from(key),
+            Bytes::from_static(b"x").into(),
+        )
+        .await
+        .unwrap();
+    }
+    let hour = Duration::from_secs(3600);
+    assert_eq!(store.sweep_staging(hour).await.unwrap(), 0);
+    // S3 keeps `last_modified` in whole seconds, and objects cannot be backdated.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(store.sweep_staging(Duration::ZERO).await.unwrap(), 2);
+    let mut expected = vec![
+        "derived/h/small".to_owned(),
+        stored.key.clone(),
+        "tmpfile/x".to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(common::Backend::everything(&backend).await, expected);
+    for key in ["derived/h/small", stored.key.as_str(), "tmpfile/x"] {
+        object_store::ObjectStoreExt::delete(
+            backend.recording.as_ref(),
+            &object_store::path::Path::from(key),
+        )
+        .await
+        .unwrap();
+    }
+}
