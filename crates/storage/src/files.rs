@@ -13,6 +13,10 @@
 //! could otherwise both pass a check (two folders of the same name, a cycle built by two moves, a
 //! file uploaded into a folder being deleted). On SQLite they begin IMMEDIATE, which takes the
 //! single write lock up front and so serializes them the same way.
+//!
+//! Transform outputs are cached per content hash (`file_transforms`) and kept under a byte cap
+//! per original: [`record_transform`] evicts the least recently used outputs of the same content
+//! in the transaction that records a new one, and hands back the blob keys to delete.
 
 use sea_orm::{ConnectionTrait, DbBackend, QueryResult, TransactionSession, TransactionTrait};
 use time::OffsetDateTime;
@@ -227,6 +231,8 @@ impl Default for DerivativeCap {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedTransform {
     /// The record that holds for the saved key (the first one saved when two renders raced).
+    /// When its `storage_key` differs from the one just written, the caller's new blob is
+    /// unused (and the caller may delete it if no row names it).
     pub transform: StoredTransform,
     /// Blob keys of the outputs evicted to keep the cap, least recently used first. Their rows
     /// are gone (committed); the caller deletes these blobs now, after the commit. Keys still
@@ -769,7 +775,7 @@ pub async fn save_transform<C: ConnectionTrait>(
 /// [`StorageError::NotFound`] when `file_id` cannot be an id; [`StorageError::Conflict`] when
 /// `new.filesize` is missing or negative (a capped output must say how big it is);
 /// [`StorageError::Db`] when a query fails (also when `file_id` names no file).
-#[instrument(skip_all, err, fields(file_id = new.file_id, key = new.key, cap_bytes))]
+#[instrument(skip_all, err, fields(file_id = new.file_id, key = new.key, cap_bytes = cap_bytes))]
 pub async fn record_transform<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     new: &NewTransform<'_>,
@@ -777,7 +783,7 @@ pub async fn record_transform<C: ConnectionTrait + TransactionTrait>(
     at: OffsetDateTime,
 ) -> Result<RecordedTransform, StorageError> {
     let file_id = id_param(new.file_id).ok_or(StorageError::NotFound { what: "file" })?;
-    if !new.filesize.is_some_and(|size| size >= 0) {
+    if new.filesize.is_none_or(|size| size < 0) {
         return Err(StorageError::Conflict(
             "a transform output recorded under a cap needs its size".to_owned(),
         ));
