@@ -59,6 +59,32 @@ pub(crate) struct JpegScans {
     pub scans: u32,
     /// Whether the frame is progressive (SOF2, SOF6, SOF10, SOF14).
     pub progressive: bool,
+    /// Whether the frame is lossless (SOF3, SOF7, SOF11, SOF15).
+    pub lossless: bool,
+    /// Whether the frame is sequential Huffman (SOF0, SOF1), which `dc_jpeg` may handle.
+    pub sequential: bool,
+    /// Components of the frame (1 grey, 3 colour, 4 CMYK), 0 before a frame header.
+    pub components: u8,
+    /// 8x8 blocks of all components, padded to whole MCUs as decoders store them (a progressive
+    /// decoder keeps 64 coefficients of 2 bytes for each).
+    pub blocks: u64,
+}
+
+/// The 8x8 blocks a frame header declares, over all components, padded to whole MCUs.
+fn frame_blocks(body: &[u8]) -> u64 {
+    let (Some(height), Some(width), Some(&count)) = (be16(body, 1), be16(body, 3), body.get(5))
+    else {
+        return 0;
+    };
+    let sampling: Vec<(u64, u64)> = (0..usize::from(count))
+        .filter_map(|i| body.get(6 + 3 * i + 1))
+        .map(|&hv| (u64::from(hv >> 4).max(1), u64::from(hv & 15).max(1)))
+        .collect();
+    let h_max = sampling.iter().map(|s| s.0).max().unwrap_or(1);
+    let v_max = sampling.iter().map(|s| s.1).max().unwrap_or(1);
+    let mcus_x = u64::try_from(width).unwrap_or(0).div_ceil(8 * h_max);
+    let mcus_y = u64::try_from(height).unwrap_or(0).div_ceil(8 * v_max);
+    sampling.iter().map(|(h, v)| mcus_x * h * mcus_y * v).sum()
 }
 
 /// Index of the first 0xFF byte of `data` at or after `from`, eight bytes at a time.
@@ -112,8 +138,16 @@ pub(crate) fn jpeg_scans(source: &[u8]) -> Result<JpegScans, ImagingError> {
         let Some(length) = be16(source, pos).filter(|&l| l >= 2) else {
             return Ok(found);
         };
-        if matches!(marker, 0xc2 | 0xc6 | 0xca | 0xce) {
-            found.progressive = true;
+        if matches!(marker, 0xc0..=0xcf) && !matches!(marker, 0xc4 | 0xc8 | 0xcc) {
+            found.progressive |= matches!(marker, 0xc2 | 0xc6 | 0xca | 0xce);
+            found.lossless |= matches!(marker, 0xc3 | 0xc7 | 0xcb | 0xcf);
+            found.sequential |= matches!(marker, 0xc0 | 0xc1);
+            found.blocks = source.get(pos + 2..pos + length).map_or(0, frame_blocks);
+            found.components = if length >= 8 {
+                source.get(pos + 7).copied().unwrap_or(0)
+            } else {
+                0
+            };
         }
         pos += length;
         if marker != 0xda {
@@ -349,7 +383,11 @@ mod tests {
             jpeg_scans(&jpeg).unwrap(),
             JpegScans {
                 scans: 3,
-                progressive: true
+                progressive: true,
+                lossless: false,
+                sequential: false,
+                components: 0,
+                blocks: 0,
             }
         );
     }

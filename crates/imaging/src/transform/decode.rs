@@ -59,7 +59,7 @@ pub(crate) fn decode(
 
 /// The largest DCT reduction (8 = 1/8 size, 4, 2, or 1 = full size) that still leaves the planned
 /// crop at least as large as the output in both directions, so the resize only ever shrinks.
-fn dct_reduction(plan: &Plan) -> u32 {
+pub(crate) fn dct_reduction(plan: &Plan) -> u32 {
     [8_u64, 4, 2]
         .into_iter()
         .find(|&d| {

@@ -22,7 +22,9 @@ mod decode;
 mod encode;
 mod resize;
 
+pub(crate) use decode::dct_reduction;
 pub use resize::MAX_FILTER_SIDE;
+pub(crate) use resize::step_size;
 
 #[cfg(test)]
 mod tests;
@@ -73,7 +75,7 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    fn from_mime(mime: &str) -> Option<Format> {
+    pub(crate) fn from_mime(mime: &str) -> Option<Format> {
         match mime {
             "image/jpeg" => Some(Format::Jpeg),
             "image/png" => Some(Format::Png),
