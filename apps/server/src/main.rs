@@ -39,6 +39,11 @@ struct Cli {
     /// once.
     #[arg(long)]
     demo: bool,
+
+    /// Internal: run as a transform worker limited to this many bytes of data segment (the server
+    /// starts its workers so; see `vellum_http::transforms::worker`).
+    #[arg(long = "transform-worker", hide = true, value_name = "BYTES")]
+    transform_worker: Option<u64>,
 }
 
 /// The settings of the operator contract's table, shared (in spirit, for now) with `vellum-admin`.
@@ -148,6 +153,64 @@ struct Config {
     /// HTTP worker threads [default: one per CPU core].
     #[arg(long, env = "VELLUM_WORKERS")]
     workers: Option<usize>,
+
+    /// Memory that image transforms running at once may hold together, by their estimated cost
+    /// (bytes, or with a KiB/MiB/GiB suffix); a transform that needs more gets 422.
+    #[arg(long, env = "VELLUM_TRANSFORM_MEMORY", default_value = "512MiB", value_parser = parse_bytes)]
+    transform_memory: u64,
+
+    /// Image transforms that may run at once [default: one per CPU core].
+    #[arg(long, env = "VELLUM_TRANSFORM_CONCURRENCY", value_parser = clap::value_parser!(u64).range(1..))]
+    transform_concurrency: Option<u64>,
+
+    /// Seconds a transform may wait for the budget before the client gets 503 with Retry-After.
+    #[arg(long, env = "VELLUM_TRANSFORM_QUEUE_TIMEOUT", default_value = "5", value_parser = parse_seconds)]
+    transform_queue_timeout: Duration,
+
+    /// Seconds one transform may run once admitted; then its worker is killed and the client
+    /// gets 422 (the failure is remembered for the file's content and key).
+    #[arg(long, env = "VELLUM_TRANSFORM_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
+    transform_timeout: Duration,
+
+    /// Transform worker processes; 0 runs transforms inside the server (no memory ceiling, no
+    /// cancellation) [default: VELLUM_TRANSFORM_CONCURRENCY].
+    #[arg(long, env = "VELLUM_TRANSFORM_WORKERS")]
+    transform_workers: Option<usize>,
+
+    /// Data-segment limit (RLIMIT_DATA) of each transform worker (bytes, or with a KiB/MiB/GiB
+    /// suffix) [default: VELLUM_TRANSFORM_MEMORY + 256MiB].
+    #[arg(long, env = "VELLUM_TRANSFORM_WORKER_MEMORY", value_parser = parse_bytes)]
+    transform_worker_memory: Option<u64>,
+}
+
+/// Bytes: a plain number, or one followed by `KiB`, `MiB` or `GiB` (`K`, `M`, `G` too).
+fn parse_bytes(raw: &str) -> Result<u64, String> {
+    let raw = raw.trim();
+    let split = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
+    let (digits, unit) = raw.split_at(split);
+    let shift = match unit.trim() {
+        "" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        other => return Err(format!("unknown unit \"{other}\" (use KiB, MiB or GiB)")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("\"{raw}\" is not a positive size"))
+}
+
+/// Seconds, possibly fractional (`0.5`), more than zero.
+fn parse_seconds(raw: &str) -> Result<Duration, String> {
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("\"{raw}\" is not a positive number of seconds"))
 }
 
 /// An IP address (a /32 or /128) or a CIDR range.
@@ -157,6 +220,10 @@ fn parse_net(raw: &str) -> Result<ipnet::IpNet, String> {
         .or_else(|_| raw.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
         .map_err(|_| format!("\"{raw}\" is not an IP address or CIDR range"))
 }
+
+/// What a worker may hold beyond the largest transform the budget admits: the executable, the
+/// allocator's reservations, the source and output buffers (measured: docs/configuration.md).
+const WORKER_MEMORY_HEADROOM: u64 = 256 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum LogFormat {
@@ -281,6 +348,12 @@ impl Config {
         )
     }
 
+    fn transform_concurrency(&self) -> usize {
+        self.transform_concurrency
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or_else(vellum_http::cores)
+    }
+
     fn http(&self) -> Result<vellum_http::HttpConfig, ServerError> {
         let cors_origins = if self.cors_origins.is_empty() {
             vellum_policy::CorsOrigins::Any
@@ -303,6 +376,16 @@ impl Config {
             max_image_pixels: self.max_image_pixels,
             request_timeout: std::time::Duration::from_secs(self.request_timeout),
             body_read_timeout: std::time::Duration::from_secs(self.body_read_timeout),
+            transform_memory: self.transform_memory,
+            transform_concurrency: self.transform_concurrency(),
+            transform_queue_timeout: self.transform_queue_timeout,
+            transform_timeout: self.transform_timeout,
+            transform_workers: self
+                .transform_workers
+                .unwrap_or_else(|| self.transform_concurrency()),
+            transform_worker_memory: self
+                .transform_worker_memory
+                .unwrap_or_else(|| self.transform_memory.saturating_add(WORKER_MEMORY_HEADROOM)),
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -373,14 +456,36 @@ async fn demo(
     .map_err(ServerError::Output)
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A transform worker starts no runtime and no logging: stdin and stdout carry its jobs.
+    if let Some(memory) = cli.transform_worker {
+        return match vellum_http::transforms::run_worker(memory) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                report_without_tracing(&err);
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(serve(&cli)),
+        Err(err) => {
+            report_without_tracing(&err);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(cli: &Cli) -> ExitCode {
     if let Err(err) = init_tracing(&cli.config.log, cli.config.log_format) {
         report_without_tracing(&err);
         return ExitCode::FAILURE;
     }
-    match run(&cli).await {
+    match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{}", error_chain(&err));
@@ -457,6 +562,28 @@ mod tests {
                 Some("1"),
             ),
             ("body_read_timeout", "VELLUM_BODY_READ_TIMEOUT", Some("30")),
+            (
+                "transform_memory",
+                "VELLUM_TRANSFORM_MEMORY",
+                Some("512MiB"),
+            ),
+            (
+                "transform_concurrency",
+                "VELLUM_TRANSFORM_CONCURRENCY",
+                None,
+            ),
+            (
+                "transform_queue_timeout",
+                "VELLUM_TRANSFORM_QUEUE_TIMEOUT",
+                Some("5"),
+            ),
+            ("transform_timeout", "VELLUM_TRANSFORM_TIMEOUT", Some("10")),
+            ("transform_workers", "VELLUM_TRANSFORM_WORKERS", None),
+            (
+                "transform_worker_memory",
+                "VELLUM_TRANSFORM_WORKER_MEMORY",
+                None,
+            ),
         ];
         for (id, env, default) in expected {
             let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
@@ -494,6 +621,28 @@ mod tests {
     }
 
     #[test]
+    fn transform_settings_parse_sizes_and_fractional_seconds() {
+        assert_eq!(parse_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("12 parsecs").is_err());
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("NaN").is_err());
+        let cli = Cli::try_parse_from(["vellum-server", "--transform-memory", "64MiB"]).unwrap();
+        let http = cli.config.http().unwrap();
+        assert_eq!(http.transform_memory, 64 << 20);
+        assert_eq!(
+            http.transform_worker_memory,
+            (64 << 20) + WORKER_MEMORY_HEADROOM
+        );
+        assert_eq!(http.transform_workers, http.transform_concurrency);
+        let worker = Cli::try_parse_from(["vellum-server", "--transform-worker", "1000"]).unwrap();
+        assert_eq!(worker.transform_worker, Some(1000));
+    }
+
+    #[test]
     fn cache_accepts_only_on_or_off() {
         assert!(Cli::try_parse_from(["vellum-server", "--cache", "maybe"]).is_err());
     }
@@ -524,6 +673,12 @@ mod tests {
             jpeg_quality: 82,
             max_image_pixels: 1,
             workers: None,
+            transform_memory: 1 << 29,
+            transform_concurrency: None,
+            transform_queue_timeout: Duration::from_secs(5),
+            transform_timeout: Duration::from_secs(10),
+            transform_workers: None,
+            transform_worker_memory: None,
         };
         assert_eq!(config.base_url(), "http://127.0.0.1:8080");
         config.base_url = Some("https://cms.example.com".to_owned());

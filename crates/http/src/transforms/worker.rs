@@ -406,6 +406,10 @@ impl Pool {
         let mut child = Command::new(&self.program)
             .arg(WORKER_FLAG)
             .arg(self.memory.to_string())
+            // mimalloc (the server's allocator) reserves a 1 GiB arena up front, which counts
+            // against RLIMIT_DATA although it is never touched; without the reservation the
+            // limit tracks what the worker really holds (measured: docs/configuration.md).
+            .env("MIMALLOC_ARENA_RESERVE", "0")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
