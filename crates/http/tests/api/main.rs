@@ -29,3 +29,4 @@ mod properties;
 mod redis;
 mod role_matrix;
 mod smoke;
+mod transform_budget;
