@@ -201,10 +201,7 @@ fn png(source: &[u8], width: u32, height: u32) -> Decode {
 
 fn webp(source: &[u8], width: u32, height: u32) -> Result<Decode, ImagingError> {
     let full = pixels((width, height));
-    let lossless = structure::webp_lossless_bytes(source, full)?;
-    let tables = lossless
-        .saturating_mul(structure::WEBP_TABLE_BYTES_PER_BYTE)
-        .min(structure::WEBP_MAX_TABLE_BYTES);
+    let tables = structure::webp_huffman_tables(source, width, height)?;
     // The output (RGBA at most), the decoder's ARGB or YUV planes and alpha, an animation canvas.
     Ok(Decode {
         peak: full * 4 * 3 + tables,

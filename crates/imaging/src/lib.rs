@@ -14,14 +14,13 @@ mod preset;
 mod probe;
 mod structure;
 mod transform;
+mod vp8l;
 
 pub use cost::{Cost, estimate};
 pub use error::ImagingError;
 pub use preset::{FocalPoint, MAX_SIZE, Preset, THUMBNAIL_SIDE};
 pub use probe::{PROBE_BYTES, Probe, probe};
-pub use structure::{
-    GIF_CANVAS_FACTOR, GIF_CANVAS_FREE_PIXELS, MAX_JPEG_SCANS, WEBP_LOSSLESS_BYTES_PER_PIXEL,
-    WEBP_LOSSLESS_FREE_BYTES,
-};
+pub use structure::{GIF_CANVAS_FACTOR, GIF_CANVAS_FREE_PIXELS, MAX_JPEG_SCANS};
 pub use transform::MAX_FILTER_SIDE;
 pub use transform::{TransformOptions, Transformed, transform};
+pub use vp8l::{MAX_WEBP_HUFFMAN_GROUPS, WEBP_FREE_GROUPS};

@@ -286,25 +286,20 @@ pub(crate) fn gif_layout(source: &[u8]) -> Result<Option<GifLayout>, ImagingErro
     Ok(Some(layout))
 }
 
-/// A lossless WebP bitstream (a `VP8L` chunk, or a losslessly compressed `ALPH` chunk) may be at
-/// most this many bytes plus [`WEBP_LOSSLESS_BYTES_PER_PIXEL`] per pixel of the canvas.
-///
-/// `image-webp` builds every Huffman group the entropy image names (up to 65,536 groups of 5
-/// trees, each tree up to a 4 KiB table) before the first pixel, with no memory accounting: a 4×4
-/// image of 3.8 MB allocates 1.3 GB. A tree with a full table costs about 90 bits of the file, so
-/// the tables are bounded by about [`WEBP_TABLE_BYTES_PER_BYTE`] times the bitstream's size, and
-/// the bitstream by the pixels it encodes: an encoder never spends much more than the raw 4 bytes
-/// of a pixel (libwebp falls back to a plain code), so 8 bytes a pixel and 16 KiB of headers and
-/// codes refuse only files built to be bombs.
-pub const WEBP_LOSSLESS_FREE_BYTES: u64 = 16 * 1024;
-/// See [`WEBP_LOSSLESS_FREE_BYTES`].
-pub const WEBP_LOSSLESS_BYTES_PER_PIXEL: u64 = 8;
-/// Upper bound of the Huffman tables `image-webp` builds per byte of a lossless bitstream (a full
-/// 1,024-entry `u32` table costs at least about 6 bytes of the file; second-level nodes less).
-pub(crate) const WEBP_TABLE_BYTES_PER_BYTE: u64 = 1024;
+/// Upper bound of the Huffman tables `image-webp` builds per byte of a lossless bitstream, for a
+/// bitstream the walk could not read (a full 1,024-entry `u32` table costs at least about 6
+/// bytes of the file; second-level nodes less).
+const WEBP_TABLE_BYTES_PER_BYTE: u64 = 1024;
 /// The most Huffman tables a lossless bitstream can make `image-webp` build whatever its size:
 /// 65,536 groups of 5 trees of at most a 4 KiB table and 2 × 2,328 second-level nodes.
-pub(crate) const WEBP_MAX_TABLE_BYTES: u64 = 65_536 * 5 * (4096 + 2 * 2328 * 4);
+const WEBP_MAX_TABLE_BYTES: u64 = 65_536 * 5 * (4096 + 2 * 2328 * 16);
+
+fn le24(bytes: &[u8], at: usize) -> Option<u32> {
+    match bytes.get(at..at + 3)? {
+        [a, b, c] => Some(u32::from_le_bytes([*a, *b, *c, 0])),
+        _ => None,
+    }
+}
 
 fn le32(bytes: &[u8], at: usize) -> Option<usize> {
     match bytes.get(at..at + 4)? {
@@ -313,47 +308,77 @@ fn le32(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// Bytes of the lossless bitstreams of a WebP (`VP8L`, lossless `ALPH`, also inside animation
-/// frames), each checked against [`WEBP_LOSSLESS_FREE_BYTES`] for a canvas of `pixels`.
+/// The Huffman tables the lossless bitstreams of a WebP (`VP8L`, lossless `ALPH`, also inside
+/// animation frames) make `image-webp` build, each bitstream walked up to its groups
+/// ([`crate::vp8l`]) and refused past [`crate::MAX_WEBP_HUFFMAN_GROUPS`] or past its entropy
+/// image's pixels. `width x height` is the canvas the header declares.
 ///
 /// # Errors
-/// [`ImagingError::TooComplex`] for a bitstream past that bound.
-pub(crate) fn webp_lossless_bytes(source: &[u8], pixels: u64) -> Result<u64, ImagingError> {
-    let bound = WEBP_LOSSLESS_FREE_BYTES.saturating_add(WEBP_LOSSLESS_BYTES_PER_PIXEL * pixels);
+/// [`ImagingError::TooComplex`] for such a bitstream.
+pub(crate) fn webp_huffman_tables(
+    source: &[u8],
+    width: u32,
+    height: u32,
+) -> Result<u64, ImagingError> {
     let mut total = 0_u64;
-    // (start, end) of chunk lists still to walk: the file's, then each animation frame's.
-    let mut lists = vec![(12_usize, source.len())];
-    while let Some((mut pos, end)) = lists.pop() {
+    // (start, end, frame size) of chunk lists still to walk: the file's, then each frame's.
+    let mut lists = vec![(12_usize, source.len(), (width, height))];
+    while let Some((mut pos, end, size)) = lists.pop() {
         while pos + 8 <= end {
-            let (Some(kind), Some(size)) = (source.get(pos..pos + 4), le32(source, pos + 4)) else {
+            let (Some(kind), Some(length)) = (source.get(pos..pos + 4), le32(source, pos + 4))
+            else {
                 break;
             };
             let body = pos + 8;
-            let body_end = body.saturating_add(size).min(end);
-            let lossless = match kind {
-                b"VP8L" => true,
-                b"ALPH" => source.get(body).is_some_and(|flags| flags & 3 == 1),
+            let body_end = body.saturating_add(length).min(end);
+            let payload = source.get(body..body_end).unwrap_or_default();
+            let stream = match kind {
+                b"VP8L" => Some((payload, true)),
+                b"ALPH" if payload.first().is_some_and(|flags| flags & 3 == 1) => {
+                    Some((payload.get(1..).unwrap_or_default(), false))
+                }
                 b"ANMF" => {
-                    lists.push((body + 16, body_end));
-                    false
+                    let frame = (
+                        le24(source, body + 6).map_or(width, |w| w + 1),
+                        le24(source, body + 9).map_or(height, |h| h + 1),
+                    );
+                    lists.push((body + 16, body_end, frame));
+                    None
                 }
-                _ => false,
+                _ => None,
             };
-            if lossless {
-                let bytes = u64::try_from(body_end - body).unwrap_or(u64::MAX);
-                if bytes > bound {
-                    return Err(too_complex(format!(
-                        "a lossless WebP bitstream of {bytes} bytes for {pixels} pixels (at most \
-                         {WEBP_LOSSLESS_FREE_BYTES} bytes and {WEBP_LOSSLESS_BYTES_PER_PIXEL} a \
-                         pixel: its Huffman tables would cost far more than its pixels)"
-                    )));
-                }
-                total = total.saturating_add(bytes);
+            if let Some((stream, header)) = stream {
+                total = total.saturating_add(bitstream_tables(stream, size, header)?);
             }
-            pos = body_end + (size & 1);
+            pos = body_end + (length & 1);
         }
     }
     Ok(total)
+}
+
+fn bitstream_tables(
+    stream: &[u8],
+    (width, height): (u32, u32),
+    header: bool,
+) -> Result<u64, ImagingError> {
+    let Some(found) = crate::vp8l::groups(stream, width, height, header) else {
+        // Malformed before its groups: the decoder will refuse it; bound it by its size.
+        let bytes = u64::try_from(stream.len()).unwrap_or(u64::MAX);
+        return Ok(bytes
+            .saturating_mul(WEBP_TABLE_BYTES_PER_BYTE)
+            .min(WEBP_MAX_TABLE_BYTES));
+    };
+    let max = crate::vp8l::MAX_WEBP_HUFFMAN_GROUPS;
+    if crate::vp8l::too_many(&found) {
+        return Err(too_complex(format!(
+            "a lossless WebP bitstream of {} Huffman groups (at most {max}, and no more than its \
+             entropy image's {} pixels or {})",
+            found.groups,
+            found.entropy_pixels,
+            crate::vp8l::WEBP_FREE_GROUPS
+        )));
+    }
+    Ok(found.table_bytes)
 }
 
 #[cfg(test)]

@@ -29,12 +29,12 @@ fn corrupt(error: impl std::fmt::Display) -> ImagingError {
 }
 
 /// Decodes `source`; `plan_for(width, height, orientation)` is asked for the plan once the
-/// stored size and orientation are known, before any pixel is decoded. `header_pixels` is the
-/// pixel count the header declares (checked against `max_pixels` already).
+/// stored size and orientation are known, before any pixel is decoded. `header_size` is the size
+/// the header declares (checked against `max_pixels` already).
 pub(crate) fn decode(
     source: &[u8],
     format: Format,
-    header_pixels: u64,
+    header_size: (u32, u32),
     max_pixels: u64,
     plan_for: impl FnOnce(u32, u32, Orientation) -> Plan,
 ) -> Result<Decoded, ImagingError> {
@@ -47,7 +47,7 @@ pub(crate) fn decode(
             decode_with_image(source, ImageFormat::Png, max_pixels, None, plan_for)
         }
         Format::WebP => {
-            structure::webp_lossless_bytes(source, header_pixels)?;
+            structure::webp_huffman_tables(source, header_size.0, header_size.1)?;
             decode_with_image(source, ImageFormat::WebP, max_pixels, None, plan_for)
         }
         Format::Gif => {

@@ -197,11 +197,10 @@ pub fn transform(
     check_pixels(width, height, options.max_pixels)?;
 
     let focal = focal.unwrap_or_default().clamped();
-    let header_pixels = u64::from(width) * u64::from(height);
     let decoded = decode::decode(
         source,
         format,
-        header_pixels,
+        (width, height),
         options.max_pixels,
         |w, h, orientation| plan(preset, w, h, focal_in_stored_frame(focal, orientation)),
     )?;
