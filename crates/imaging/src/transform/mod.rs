@@ -4,7 +4,11 @@
 //! small output:
 //!
 //! 1. sniff the format (JPEG, PNG, WebP, GIF) and read the size from the header; refuse more than
-//!    [`TransformOptions::max_pixels`] before any pixel is decoded;
+//!    [`TransformOptions::max_pixels`] before any pixel is decoded, and what costs more than its
+//!    pixels (the `structure` and `vp8l` walks, shared with [`crate::estimate`]): a JPEG of more
+//!    than [`crate::MAX_JPEG_SCANS`] scans on every decode path, a GIF screen far larger than its
+//!    first frame, a lossless WebP with more Huffman groups than [`crate::MAX_WEBP_HUFFMAN_GROUPS`]
+//!    or than its entropy image has pixels; a PNG's `iCCP` chunks are dropped, never inflated;
 //! 2. read the EXIF orientation and plan the crop and output size (the focal point is given in the
 //!    displayed frame and mapped into the stored one);
 //! 3. decode: a JPEG whose planned output is at most an eighth of the source decodes only its DC
@@ -12,7 +16,9 @@
 //!    `jpeg-decoder`); at most a half or a quarter, it decodes straight to that size in the DCT
 //!    domain (`jpeg-decoder`); other JPEGs decode at full size with `zune-jpeg` (through `image`);
 //!    PNG, WebP and GIF (first frame) through `image`;
-//! 4. crop and resize in one pass with `fast_image_resize` (Lanczos3, SIMD, alpha-aware);
+//! 4. crop and resize in one pass with `fast_image_resize` (Lanczos3, SIMD, alpha-aware); a crop
+//!    side longer than [`MAX_FILTER_SIDE`] is first reduced by a nearest-neighbour pass to three
+//!    times the output, so the filter's coefficient tables stay bounded by the output;
 //! 5. apply the orientation and encode in the source format: JPEG with `jpeg-encoder` at
 //!    [`TransformOptions::jpeg_quality`], PNG, lossless WebP (`image` has no lossy WebP encoder),
 //!    single-frame GIF. Metadata (EXIF, including GPS positions) is not carried over.
@@ -172,8 +178,9 @@ pub(crate) fn focal_in_stored_frame(focal: FocalPoint, orientation: Orientation)
 ///
 /// # Errors
 /// [`ImagingError::Unsupported`] for other formats, [`ImagingError::TooManyPixels`] for images over
-/// the limit, [`ImagingError::Corrupt`] when decoding fails, [`ImagingError::Encode`] when
-/// encoding does.
+/// the limit, [`ImagingError::TooComplex`] for the structural limits above (refused before
+/// decoding, as [`crate::estimate`] refuses them), [`ImagingError::Corrupt`] when decoding fails,
+/// [`ImagingError::Encode`] when encoding does.
 pub fn transform(
     source: &[u8],
     preset: Preset,
