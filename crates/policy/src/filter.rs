@@ -4,7 +4,10 @@
 //!
 //! One AST serves two evaluators that must agree: [`Filter::matches`] here (for "does the item I
 //! am about to write still fall inside the role's filter?", relation expansion and previews) and
-//! the SQL compiler in `vellum-storage`. The semantics, which the SQL compiler mirrors:
+//! the SQL compiler in `vellum-storage` (lists, counts, show). A disagreement is a filter bypass
+//! (an item hidden from a list but expanded through a relation), so every operator has exactly
+//! one definition, below, that both SQL backends express exactly; the character sets
+//! ([`FilterOp::BLANK`]) are shared with the compiler rather than written twice. The semantics:
 //!
 //! | op | matches when |
 //! |---|---|
@@ -13,7 +16,7 @@
 //! | `_neq` | not `_eq`; a null or missing value is "not equal" |
 //! | `_in` | `_eq` to any of the comma-separated operands |
 //! | `_gt` `_gte` `_lt` `_lte` | a stored number numerically (a non-numeric operand never matches), stored text as text (normalized dates are ISO 8601 and order correctly as text); null or missing never matches |
-//! | `_null` | null, missing, blank text or an empty list (`_null=0`/`false` means `_nnull`) |
+//! | `_null` | null, missing, blank text or an empty list (`_null=0`/`false` means `_nnull`). Blank means empty after trimming space, tab, CR and LF only ([`FilterOp::BLANK`]); any other character, Unicode whitespace such as U+00A0 or U+3000 included, is content |
 //! | `_nnull` | the opposite of `_null` |
 
 use std::fmt;
@@ -101,6 +104,11 @@ impl FilterOp {
             Self::NotNull => "_nnull",
         }
     }
+
+    /// The characters trimmed before text counts as blank for `_null`: exactly these four, the
+    /// set both SQL backends trim (`trim(x, char(32, 9, 13, 10))`, `btrim(x, …)`); everything
+    /// else, Unicode whitespace included, is content.
+    pub const BLANK: [char; 4] = [' ', '\t', '\r', '\n'];
 }
 
 /// One `field op operand` condition.
@@ -433,7 +441,7 @@ fn condition_matches(c: &Condition, item: &ItemRef<'_>) -> bool {
 fn is_blank(v: &Value) -> bool {
     match v {
         Value::Null => true,
-        Value::String(s) => s.trim().is_empty(),
+        Value::String(s) => s.trim_matches(FilterOp::BLANK).is_empty(),
         Value::Array(a) => a.is_empty(),
         _ => false,
     }
@@ -616,7 +624,9 @@ mod tests {
     fn evaluation_semantics() {
         let data = json!({
             "title": "Hello World", "views": 42, "price": 9.5, "flag": true, "tags": ["a", "b"],
-            "empty": "", "none": null, "when": "2024-05-01T10:00:00Z", "code": "42"
+            "empty": "", "none": null, "when": "2024-05-01T10:00:00Z", "code": "42",
+            "nbsp": "\u{a0}", "ideographic": "\u{3000}", "ascii_ws": " \t\r\n ",
+            "zero_width": "\u{200b}"
         });
         let rows: &[(&str, &str, bool)] = &[
             ("filter[title]", "world", true),
@@ -659,6 +669,12 @@ mod tests {
             ("filter[title][_null]", "1", false),
             ("filter[title][_nnull]", "1", true),
             ("filter[none][_nnull]", "1", false),
+            // Blank is space, tab, CR and LF only (A6): other Unicode whitespace is content.
+            ("filter[ascii_ws][_null]", "1", true),
+            ("filter[nbsp][_null]", "1", false),
+            ("filter[nbsp][_nnull]", "1", true),
+            ("filter[ideographic][_null]", "1", false),
+            ("filter[zero_width][_null]", "1", false),
         ];
         for (key, value, expected) in rows {
             let f = q(&[(key, value)]).unwrap();

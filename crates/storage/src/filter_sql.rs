@@ -359,6 +359,21 @@ fn bools_containing(needle: &str) -> Vec<bool> {
         .collect()
 }
 
+/// The characters of [`FilterOp::BLANK`] as an SQL string expression, for `trim` / `btrim`:
+/// the evaluator's set, so `_null` has one definition.
+fn blank_chars(pg: bool) -> String {
+    let codes: Vec<String> = FilterOp::BLANK
+        .iter()
+        .map(|c| u32::from(*c).to_string())
+        .collect();
+    if pg {
+        let chrs: Vec<String> = codes.iter().map(|c| format!("chr({c})")).collect();
+        format!("({})", chrs.join(" || "))
+    } else {
+        format!("char({})", codes.join(", "))
+    }
+}
+
 fn cmp_sql(op: &FilterOp) -> Option<(&'static str, &Json)> {
     match op {
         FilterOp::Gt(o) => Some((">", o)),
@@ -474,10 +489,17 @@ fn push_text(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
     };
     match op {
         FilterOp::Null | FilterOp::NotNull => {
+            // Blank: trimmed of exactly `FilterOp::BLANK`, the evaluator's set.
             let blank = if pg {
-                format!("({value} IS NULL OR btrim({value}, E' \\t\\r\\n') = '')")
+                format!(
+                    "({value} IS NULL OR btrim({value}, {}) = '')",
+                    blank_chars(true)
+                )
             } else {
-                format!("({value} IS NULL OR trim({value}, ' ' || char(9, 10, 13)) = '')")
+                format!(
+                    "({value} IS NULL OR trim({value}, {}) = '')",
+                    blank_chars(false)
+                )
             };
             if matches!(op, FilterOp::NotNull) {
                 sql.push("NOT ");
@@ -722,13 +744,15 @@ fn push_generic(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
             }
             if pg {
                 let j = &at.pg_json;
+                let blank = blank_chars(true);
                 sql.push(&format!(
-                    "(CASE jsonb_typeof({j}) WHEN 'string' THEN btrim({j} #>> '{{}}', E' \\t\\r\\n') = '' WHEN 'array' THEN jsonb_array_length({j}) = 0 WHEN 'null' THEN TRUE WHEN 'number' THEN FALSE WHEN 'boolean' THEN FALSE WHEN 'object' THEN FALSE ELSE TRUE END)"
+                    "(CASE jsonb_typeof({j}) WHEN 'string' THEN btrim({j} #>> '{{}}', {blank}) = '' WHEN 'array' THEN jsonb_array_length({j}) = 0 WHEN 'null' THEN TRUE WHEN 'number' THEN FALSE WHEN 'boolean' THEN FALSE WHEN 'object' THEN FALSE ELSE TRUE END)"
                 ));
             } else {
                 let p = &at.lite_path;
+                let blank = blank_chars(false);
                 sql.push(&format!(
-                    "(CASE WHEN json_type({data}, {p}) IS NULL THEN TRUE WHEN json_type({data}, {p}) = 'text' THEN trim(json_extract({data}, {p}), ' ' || char(9, 10, 13)) = '' WHEN json_type({data}, {p}) = 'array' THEN json_array_length({data}, {p}) = 0 WHEN json_type({data}, {p}) = 'null' THEN TRUE ELSE FALSE END)"
+                    "(CASE WHEN json_type({data}, {p}) IS NULL THEN TRUE WHEN json_type({data}, {p}) = 'text' THEN trim(json_extract({data}, {p}), {blank}) = '' WHEN json_type({data}, {p}) = 'array' THEN json_array_length({data}, {p}) = 0 WHEN json_type({data}, {p}) = 'null' THEN TRUE ELSE FALSE END)"
                 ));
             }
         }
@@ -982,6 +1006,15 @@ mod tests {
                 .unix_timestamp()
         );
         assert!(parse_instant("yesterday").is_none());
+    }
+
+    #[test]
+    fn blank_is_the_evaluators_set() {
+        assert_eq!(blank_chars(false), "char(32, 9, 13, 10)");
+        assert_eq!(
+            blank_chars(true),
+            "(chr(32) || chr(9) || chr(13) || chr(10))"
+        );
     }
 
     /// Regression (found by `tests/fuzz_filter_sql.rs`): `filter[created_at][_gt]=` with an
