@@ -18,10 +18,19 @@
 //! | `_gt` `_gte` `_lt` `_lte` | a stored number numerically (a non-numeric operand never matches), stored text as text (normalized dates are ISO 8601 and order correctly as text); null or missing never matches |
 //! | `_null` | null, missing, blank text or an empty list (`_null=0`/`false` means `_nnull`). Blank means empty after trimming space, tab, CR and LF only ([`FilterOp::BLANK`]); any other character, Unicode whitespace such as U+00A0 or U+3000 included, is content |
 //! | `_nnull` | the opposite of `_null` |
+//!
+//! System keys: `id` is a number. `created_at` and `updated_at` are instants: an operand that
+//! is an RFC 3339 date-time (any offset, any precision; compared exactly with the stored
+//! microseconds) or a `YYYY-MM-DD` date (midnight UTC) compares in time order
+//! ([`FilterOp::instant_operand`], shared with the compiler), any other operand never matches
+//! (so `_neq` always does), and `_contains` never matches.
 
 use std::fmt;
 
 use serde_json::{Map, Value};
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::{Date, OffsetDateTime, UtcOffset};
 use vellum_domain::FieldName;
 
 use crate::PolicyError;
@@ -109,6 +118,33 @@ impl FilterOp {
     /// set both SQL backends trim (`trim(x, char(32, 9, 13, 10))`, `btrim(x, …)`); everything
     /// else, Unicode whitespace included, is content.
     pub const BLANK: [char; 4] = [' ', '\t', '\r', '\n'];
+
+    /// An operand as text: a string itself, a JSON number as it is spelled in JSON, a boolean as
+    /// `true` / `false`.
+    #[must_use]
+    pub fn text_operand(operand: &Value) -> Option<String> {
+        match operand {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// An operand as an instant in UTC, for `created_at` / `updated_at`: its text as RFC 3339
+    /// (any offset and precision) or as a `YYYY-MM-DD` date (midnight UTC). `None` for anything
+    /// else, and for an instant that is not representable in UTC (late on 9999-12-31 with a
+    /// negative offset).
+    #[must_use]
+    pub fn instant_operand(operand: &Value) -> Option<OffsetDateTime> {
+        let raw = Self::text_operand(operand)?;
+        if let Ok(t) = OffsetDateTime::parse(&raw, &Rfc3339) {
+            // Checked: `to_offset` panics past the end of the representable range.
+            return t.checked_to_offset(UtcOffset::UTC);
+        }
+        let date = Date::parse(&raw, format_description!("[year]-[month]-[day]")).ok()?;
+        Some(date.midnight().assume_utc())
+    }
 }
 
 /// One `field op operand` condition.
@@ -124,8 +160,9 @@ pub struct Filter {
     conditions: Vec<Condition>,
 }
 
-/// What a filter is evaluated against: the system keys (when known) and the item's `data`, with
-/// translatable values already flattened to the locale the caller compares in.
+/// What a filter is evaluated against: the system keys (when known; timestamps as the RFC 3339
+/// text of the stored instant) and the item's `data`, with translatable values already
+/// flattened to the locale the caller compares in.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemRef<'a> {
     pub id: Option<i64>,
@@ -422,6 +459,11 @@ fn parse_op(op: &str, operand: Operand<'_>, param: &str) -> Result<FilterOp, Pol
 }
 
 fn condition_matches(c: &Condition, item: &ItemRef<'_>) -> bool {
+    match &c.field {
+        FilterField::CreatedAt => return instant_matches(item.created_at, &c.op),
+        FilterField::UpdatedAt => return instant_matches(item.updated_at, &c.op),
+        FilterField::Id | FilterField::Data(_) => {}
+    }
     let value = item.get(&c.field);
     let value = value.as_ref().unwrap_or(&Value::Null);
     match &c.op {
@@ -435,6 +477,27 @@ fn condition_matches(c: &Condition, item: &ItemRef<'_>) -> bool {
         FilterOp::Gte(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_ge),
         FilterOp::Lt(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_lt),
         FilterOp::Lte(o) => compare(value, o).is_some_and(std::cmp::Ordering::is_le),
+    }
+}
+
+/// `created_at` / `updated_at`: instants compared as instants (the stored text is the RFC 3339
+/// the storage layer formats), never as text.
+fn instant_matches(stored: Option<&str>, op: &FilterOp) -> bool {
+    let at = stored.and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
+    let cmp = |o: &Value| Some(at?.cmp(&FilterOp::instant_operand(o)?));
+    match op {
+        FilterOp::Null => at.is_none(),
+        FilterOp::NotNull => at.is_some(),
+        FilterOp::Contains(_) => false,
+        FilterOp::Eq(o) => cmp(o).is_some_and(std::cmp::Ordering::is_eq),
+        FilterOp::Neq(o) => !cmp(o).is_some_and(std::cmp::Ordering::is_eq),
+        FilterOp::In(list) => list
+            .iter()
+            .any(|o| cmp(o).is_some_and(std::cmp::Ordering::is_eq)),
+        FilterOp::Gt(o) => cmp(o).is_some_and(std::cmp::Ordering::is_gt),
+        FilterOp::Gte(o) => cmp(o).is_some_and(std::cmp::Ordering::is_ge),
+        FilterOp::Lt(o) => cmp(o).is_some_and(std::cmp::Ordering::is_lt),
+        FilterOp::Lte(o) => cmp(o).is_some_and(std::cmp::Ordering::is_le),
     }
 }
 
@@ -709,6 +772,75 @@ mod tests {
             ..with_keys
         }));
         assert_eq!(f.conditions()[0].field, FilterField::Id);
+    }
+
+    /// `created_at` / `updated_at` compare as instants, like the SQL compiler: the same instant
+    /// written with another offset is equal, an operand that is no instant never matches, and
+    /// a substring of a timestamp means nothing.
+    #[test]
+    fn timestamps_compare_as_instants() {
+        let data = json!({});
+        let at = ItemRef {
+            id: Some(1),
+            created_at: Some("2024-02-01T00:00:00.5Z"),
+            updated_at: Some("2024-02-01T00:00:00Z"),
+            data: data.as_object().unwrap(),
+        };
+        let rows: &[(&str, &str, bool)] = &[
+            (
+                "filter[created_at][_eq]",
+                "2024-02-01T01:00:00.5+01:00",
+                true,
+            ),
+            ("filter[created_at][_gt]", "2024-02-01T00:00:00Z", true),
+            (
+                "filter[created_at][_gt]",
+                "2024-02-01T00:00:00.4999999Z",
+                true,
+            ),
+            (
+                "filter[created_at][_gte]",
+                "2024-02-01T00:00:00.5000001Z",
+                false,
+            ),
+            ("filter[created_at][_lt]", "2024-02-02", true),
+            ("filter[created_at][_gte]", "2024-02-01", true),
+            ("filter[created_at][_lt]", "A", false),
+            ("filter[created_at][_gt]", "A", false),
+            ("filter[created_at][_neq]", "A", true),
+            ("filter[created_at][_contains]", "2024", false),
+            (
+                "filter[created_at][_in]",
+                "x,2024-02-01T00:00:00.500Z",
+                true,
+            ),
+            ("filter[updated_at][_eq]", "2024-02-01", true),
+            ("filter[updated_at][_null]", "1", false),
+        ];
+        for (key, value, expected) in rows {
+            let f = q(&[(key, value)]).unwrap();
+            assert_eq!(f.matches(&at), *expected, "{key}={value}");
+        }
+        let unknown = ItemRef::data(data.as_object().unwrap());
+        assert!(
+            q(&[("filter[created_at][_null]", "1")])
+                .unwrap()
+                .matches(&unknown)
+        );
+    }
+
+    #[test]
+    fn instant_operands_are_read_one_way() {
+        assert!(FilterOp::instant_operand(&json!("2026-01-02T03:04:05Z")).is_some());
+        assert_eq!(
+            FilterOp::instant_operand(&json!("2026-01-02")),
+            FilterOp::instant_operand(&json!("2026-01-02T00:00:00Z"))
+        );
+        assert!(FilterOp::instant_operand(&json!("yesterday")).is_none());
+        assert!(FilterOp::instant_operand(&json!(2026)).is_none());
+        // Past the end of the representable range in UTC: no instant, and no panic.
+        assert!(FilterOp::instant_operand(&json!("9999-12-31T23:00:00-02:00")).is_none());
+        assert!(FilterOp::instant_operand(&json!("0000-01-01T00:30:00+01:00")).is_some());
     }
 
     #[test]

@@ -819,25 +819,19 @@ fn push_generic(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
 
 // ---- system keys -------------------------------------------------------------------------------
 
-/// `id` compares numerically; `created_at` / `updated_at` compare as instants when the operand
-/// parses as RFC 3339 or a `YYYY-MM-DD` date (midnight UTC), and never match otherwise.
+/// `id` compares as a number (like a `data` number); `created_at` / `updated_at` as instants
+/// (see [`push_instant`]).
 fn push_system(
     sql: &mut Sql,
     column: &str,
     op: &FilterOp,
     numeric: bool,
 ) -> Result<(), StorageError> {
+    if !numeric {
+        push_instant(sql, column, op);
+        return Ok(());
+    }
     sql.push("(");
-    let typed = |o: &Json| -> Option<sea_orm::Value> {
-        if numeric {
-            number_of(o).map(sea_orm::Value::from)
-        } else {
-            text_of(o)
-                .as_deref()
-                .and_then(parse_instant)
-                .map(sea_orm::Value::from)
-        }
-    };
     match op {
         FilterOp::Null => {
             sql.push(column).push(" IS NULL");
@@ -845,7 +839,7 @@ fn push_system(
         FilterOp::NotNull => {
             sql.push(column).push(" IS NOT NULL");
         }
-        FilterOp::Eq(o) => match typed(o) {
+        FilterOp::Eq(o) => match number_of(o) {
             Some(v) => {
                 sql.push(column).push(" = ").bind(v);
             }
@@ -853,7 +847,7 @@ fn push_system(
                 sql.push("FALSE");
             }
         },
-        FilterOp::Neq(o) => match typed(o) {
+        FilterOp::Neq(o) => match number_of(o) {
             Some(v) => {
                 sql.push(&format!("{column} IS NULL OR {column} <> "))
                     .bind(v);
@@ -863,7 +857,7 @@ fn push_system(
             }
         },
         FilterOp::In(list) => {
-            let values: Vec<sea_orm::Value> = list.iter().filter_map(typed).collect();
+            let values: Vec<f64> = list.iter().filter_map(number_of).collect();
             if values.is_empty() {
                 sql.push("FALSE");
             } else {
@@ -872,17 +866,11 @@ fn push_system(
             }
         }
         FilterOp::Contains(needle) => {
-            if numeric {
-                push_contains_text(sql, &format!("CAST({column} AS TEXT)"), needle);
-            } else {
-                // Timestamps are not text in the database; a substring of one has no stable
-                // meaning across backends.
-                sql.push("FALSE");
-            }
+            push_contains_text(sql, &format!("CAST({column} AS TEXT)"), needle);
         }
         _ => {
             if let Some((cmp, o)) = cmp_sql(op) {
-                match typed(o) {
+                match number_of(o) {
                     Some(v) => {
                         sql.push(column).push(" ").push(cmp).push(" ").bind(v);
                     }
@@ -897,20 +885,118 @@ fn push_system(
     Ok(())
 }
 
-fn parse_instant(raw: &str) -> Option<time::OffsetDateTime> {
-    use time::format_description::well_known::Rfc3339;
-    if let Ok(t) = time::OffsetDateTime::parse(raw, &Rfc3339) {
-        // Checked: an instant written near the end of year 9999 with a negative offset is past
-        // the end of the representable range in UTC (`to_offset` would panic); it is then not an
-        // instant we can compare with, and never matches.
-        return t.checked_to_offset(time::UtcOffset::UTC);
+/// `created_at` / `updated_at` against an operand read by [`FilterOp::instant_operand`]; an
+/// operand that is no instant never matches (`_neq`: always), `_contains` never matches.
+///
+/// Stored instants have whole microseconds; an operand may have more digits. It is compared
+/// exactly, as the evaluator compares it: the operand is cut to its microsecond `floor` and,
+/// when that dropped something, `=` never holds and `> x` / `>= x` become `> floor`, `< x` /
+/// `<= x` become `<= floor`.
+fn push_instant(sql: &mut Sql, column: &str, op: &FilterOp) {
+    let key = instant_key(sql.backend(), column);
+    sql.push("(");
+    match op {
+        FilterOp::Null => {
+            sql.push(column).push(" IS NULL");
+        }
+        FilterOp::NotNull => {
+            sql.push(column).push(" IS NOT NULL");
+        }
+        // A substring of a timestamp has no meaning that holds on both backends.
+        FilterOp::Contains(_) => {
+            sql.push("FALSE");
+        }
+        FilterOp::Eq(o) => match whole_micros(o) {
+            Some(at) => {
+                sql.push(&key).push(" = ");
+                bind_instant(sql, at);
+            }
+            None => {
+                sql.push("FALSE");
+            }
+        },
+        FilterOp::Neq(o) => match whole_micros(o) {
+            Some(at) => {
+                sql.push(&format!("{column} IS NULL OR {key} <> "));
+                bind_instant(sql, at);
+            }
+            None => {
+                sql.push("TRUE");
+            }
+        },
+        FilterOp::In(list) => {
+            let values: Vec<time::OffsetDateTime> = list.iter().filter_map(whole_micros).collect();
+            if values.is_empty() {
+                sql.push("FALSE");
+            } else {
+                sql.push(&key).push(" IN (");
+                for (i, at) in values.into_iter().enumerate() {
+                    if i > 0 {
+                        sql.push(", ");
+                    }
+                    bind_instant(sql, at);
+                }
+                sql.push(")");
+            }
+        }
+        _ => match cmp_sql(op).and_then(|(cmp, o)| Some((cmp, instant_floor(o)?))) {
+            Some((cmp, (floor, exact))) => {
+                let cmp = match (cmp, exact) {
+                    (_, true) => cmp,
+                    (">" | ">=", false) => ">",
+                    _ => "<=",
+                };
+                sql.push(&key).push(" ").push(cmp).push(" ");
+                bind_instant(sql, floor);
+            }
+            None => {
+                sql.push("FALSE");
+            }
+        },
     }
-    let date = time::Date::parse(
-        raw,
-        time::macros::format_description!("[year]-[month]-[day]"),
-    )
-    .ok()?;
-    Some(date.midnight().assume_utc())
+    sql.push(")");
+}
+
+/// The operand's instant cut to whole microseconds, and whether that kept all of it.
+fn instant_floor(o: &Json) -> Option<(time::OffsetDateTime, bool)> {
+    let at = FilterOp::instant_operand(o)?;
+    let floor = at.replace_nanosecond(at.nanosecond() / 1000 * 1000).ok()?;
+    Some((floor, floor == at))
+}
+
+/// The operand's instant when it has whole microseconds (only such an instant can be equal to
+/// a stored one).
+fn whole_micros(o: &Json) -> Option<time::OffsetDateTime> {
+    instant_floor(o).and_then(|(at, exact)| exact.then_some(at))
+}
+
+/// The comparable form of a timestamp column. PostgreSQL: the `timestamptz` itself. SQLite
+/// stores the RFC 3339 text in UTC that sqlx writes (`2026-01-02T03:04:05.5Z`: fraction digits
+/// trimmed, none when zero), which does not order as text (`…05.5Z` sorts before `…05Z` and
+/// `…05.51Z`); without the `.` and the `Z` it does: the first 19 characters are fixed-width and
+/// the fraction digits follow, trailing zeros trimmed, so byte order is time order.
+fn instant_key(backend: DbBackend, column: &str) -> String {
+    if backend == DbBackend::Postgres {
+        column.to_owned()
+    } else {
+        format!("rtrim(replace({column}, '.', ''), 'Z')")
+    }
+}
+
+/// Binds an instant for comparison with [`instant_key`]: PostgreSQL the instant, SQLite its
+/// key, computed from the RFC 3339 text the column holds. An instant before year 0 has no
+/// RFC 3339 form; its key is the empty text, before every stored one.
+fn bind_instant(sql: &mut Sql, at: time::OffsetDateTime) {
+    use time::format_description::well_known::Rfc3339;
+    if sql.is_postgres() {
+        sql.bind(at);
+    } else {
+        let key = at
+            .format(&Rfc3339)
+            .map(|t| t.replace('.', "").trim_end_matches('Z').to_owned())
+            .unwrap_or_default();
+        sql.bind(key);
+    }
 }
 
 // ---- sorting -----------------------------------------------------------------------------------
@@ -927,8 +1013,9 @@ pub(crate) fn push_order(
     for key in keys {
         let expr = match &key.field {
             FilterField::Id => "id".to_owned(),
-            FilterField::CreatedAt => "created_at".to_owned(),
-            FilterField::UpdatedAt => "updated_at".to_owned(),
+            // In time order (on SQLite the stored text does not sort as time: `instant_key`).
+            FilterField::CreatedAt => instant_key(sql.backend(), "created_at"),
+            FilterField::UpdatedAt => instant_key(sql.backend(), "updated_at"),
             FilterField::Data(name) => {
                 let field = scope.schema.field(name.as_str());
                 let translatable = field.is_some_and(|f| f.translatable);
@@ -997,18 +1084,6 @@ mod tests {
     }
 
     #[test]
-    fn instants_parse_from_rfc3339_and_dates() {
-        assert!(parse_instant("2026-01-02T03:04:05Z").is_some());
-        assert_eq!(
-            parse_instant("2026-01-02").unwrap().unix_timestamp(),
-            parse_instant("2026-01-02T00:00:00Z")
-                .unwrap()
-                .unix_timestamp()
-        );
-        assert!(parse_instant("yesterday").is_none());
-    }
-
-    #[test]
     fn blank_is_the_evaluators_set() {
         assert_eq!(blank_chars(false), "char(32, 9, 13, 10)");
         assert_eq!(
@@ -1021,8 +1096,47 @@ mod tests {
     /// instant past year 9999 in UTC panicked ("local datetime out of valid range").
     #[test]
     fn instants_past_the_representable_range_do_not_panic() {
-        assert!(parse_instant("9999-12-31T23:00:00-02:00").is_none());
-        assert!(parse_instant("9999-12-31T21:00:00-02:00").is_some());
-        assert!(parse_instant("0000-01-01T00:30:00+01:00").is_some());
+        let read = |s: &str| instant_floor(&Json::String(s.to_owned()));
+        assert!(read("9999-12-31T23:00:00-02:00").is_none());
+        assert!(read("9999-12-31T21:00:00-02:00").is_some());
+        assert!(read("0000-01-01T00:30:00+01:00").is_some());
+    }
+
+    #[test]
+    fn operands_are_cut_to_the_stored_microseconds() {
+        let read = |s: &str| instant_floor(&Json::String(s.to_owned()));
+        let (at, exact) = read("2026-01-02T03:04:05.1234567Z").unwrap();
+        assert!(!exact);
+        assert_eq!(at.nanosecond(), 123_456_000);
+        assert!(read("2026-01-02T03:04:05.123456Z").unwrap().1);
+        assert!(whole_micros(&Json::String("2026-01-02T03:04:05.1234567Z".into())).is_none());
+    }
+
+    /// The SQLite key of a stored timestamp orders as the instants do.
+    #[test]
+    fn sqlite_instant_keys_order_as_time() {
+        use time::format_description::well_known::Rfc3339;
+        let stored = [
+            "0000-01-01T00:00:00Z",
+            "1999-12-31T23:59:59.999999Z",
+            "2000-01-01T00:00:00Z",
+            "2026-01-02T03:04:05Z",
+            "2026-01-02T03:04:05.000001Z",
+            "2026-01-02T03:04:05.5Z",
+            "2026-01-02T03:04:05.51Z",
+            "2026-01-02T03:04:06Z",
+            "9999-12-31T23:59:59.999999Z",
+        ];
+        let keys: Vec<String> = stored
+            .iter()
+            .map(|s| {
+                let at = time::OffsetDateTime::parse(s, &Rfc3339).unwrap();
+                assert_eq!(at.format(&Rfc3339).unwrap(), *s, "sqlx's text");
+                s.replace('.', "").trim_end_matches('Z').to_owned()
+            })
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
     }
 }
