@@ -178,7 +178,7 @@ struct Config {
     transform_workers: Option<usize>,
 
     /// Data-segment limit (RLIMIT_DATA) of each transform worker (bytes, or with a KiB/MiB/GiB
-    /// suffix) [default: VELLUM_TRANSFORM_MEMORY + 256MiB].
+    /// suffix) [default: twice VELLUM_TRANSFORM_MEMORY].
     #[arg(long, env = "VELLUM_TRANSFORM_WORKER_MEMORY", value_parser = parse_bytes)]
     transform_worker_memory: Option<u64>,
 }
@@ -221,9 +221,10 @@ fn parse_net(raw: &str) -> Result<ipnet::IpNet, String> {
         .map_err(|_| format!("\"{raw}\" is not an IP address or CIDR range"))
 }
 
-/// What a worker may hold beyond the largest transform the budget admits: the executable, the
-/// allocator's reservations, the source and output buffers (measured: docs/configuration.md).
-const WORKER_MEMORY_HEADROOM: u64 = 256 * 1024 * 1024;
+/// A worker's default data-segment limit, as a multiple of the transform budget: the largest
+/// admitted transform plus the allocator's retained and reserved segments, which RLIMIT_DATA
+/// counts (a 470 MiB RSS transform needs about 700 MB of limit; docs/configuration.md).
+const WORKER_MEMORY_FACTOR: u64 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum LogFormat {
@@ -385,7 +386,7 @@ impl Config {
                 .unwrap_or_else(|| self.transform_concurrency()),
             transform_worker_memory: self
                 .transform_worker_memory
-                .unwrap_or_else(|| self.transform_memory.saturating_add(WORKER_MEMORY_HEADROOM)),
+                .unwrap_or_else(|| self.transform_memory.saturating_mul(WORKER_MEMORY_FACTOR)),
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -633,10 +634,7 @@ mod tests {
         let cli = Cli::try_parse_from(["vellum-server", "--transform-memory", "64MiB"]).unwrap();
         let http = cli.config.http().unwrap();
         assert_eq!(http.transform_memory, 64 << 20);
-        assert_eq!(
-            http.transform_worker_memory,
-            (64 << 20) + WORKER_MEMORY_HEADROOM
-        );
+        assert_eq!(http.transform_worker_memory, 128 << 20);
         assert_eq!(http.transform_workers, http.transform_concurrency);
         let worker = Cli::try_parse_from(["vellum-server", "--transform-worker", "1000"]).unwrap();
         assert_eq!(worker.transform_worker, Some(1000));

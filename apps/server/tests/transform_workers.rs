@@ -228,7 +228,7 @@ async fn a_transform_past_its_deadline_is_killed_remembered_and_its_worker_repla
 #[tokio::test]
 async fn a_worker_killed_mid_job_fails_that_transform_only() {
     let (server, key, _db) = start("crash", &[("VELLUM_TRANSFORM_WORKERS", "1")]).await;
-    let big = upload(&server, &key, "big.png", &gradient(4000, 4000)).await;
+    let big = upload(&server, &key, "big.png", &gradient(6000, 6000)).await;
     let small = upload(
         &server,
         &key,
@@ -236,22 +236,45 @@ async fn a_worker_killed_mid_job_fails_that_transform_only() {
         &image(300, 200, image::ImageFormat::Jpeg),
     )
     .await;
-    // A first job starts the worker; the next one is killed while it decodes.
+    // A first job starts the worker.
     let warm = server
         .get(&format!("/api/v1/files/{small}/transforms/size-100"), None)
         .await;
     assert_eq!(warm.status, 200, "{}", warm.text());
-    let pid = workers(&server)[0];
-    let path = format!("/api/v1/files/{big}/transforms/size-1000");
-    let request = server.get(&path, None);
-    let kill = async {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status()
-            .unwrap();
-    };
-    let (res, ()) = tokio::join!(request, kill);
+    // Kill the worker once it is seen decoding (its CPU time rises); a job that ends before
+    // that is tried again under another key.
+    let mut killed = None;
+    for n in 1000..1005 {
+        let pid = workers(&server)[0];
+        let ticks = |pid: u32| {
+            processes(&server)
+                .into_iter()
+                .find(|(p, _, _)| *p == pid)
+                .map(|(_, _, t)| t)
+        };
+        let idle = ticks(pid).unwrap();
+        let path = format!("/api/v1/files/{big}/transforms/size-{n}");
+        let request = server.get(&path, None);
+        let kill = async {
+            for _ in 0..500 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                if ticks(pid).is_some_and(|t| t > idle + 2) {
+                    std::process::Command::new("kill")
+                        .args(["-KILL", &pid.to_string()])
+                        .status()
+                        .unwrap();
+                    return true;
+                }
+            }
+            false
+        };
+        let (res, was_killed) = tokio::join!(request, kill);
+        if was_killed && res.status != 200 {
+            killed = Some(res);
+            break;
+        }
+    }
+    let res = killed.expect("a worker was killed mid-job");
     assert_eq!(res.status, 422, "{}", res.text());
     assert!(
         res.text().contains("VELLUM_TRANSFORM_WORKER_MEMORY"),

@@ -461,7 +461,9 @@ pub struct TooLarge(pub ErrorBody);
 pub struct BodyTimeout(pub ErrorBody);
 
 #[derive(Debug, utoipa::ToResponse)]
-#[response(description = "A dependency (database, blob store) is unavailable; retry later.")]
+#[response(
+    description = "A dependency (database, blob store) is unavailable, or the transform budget is full; retry later (a transform's 503 carries `Retry-After`, in seconds)."
+)]
 pub struct Unavailable(pub ErrorBody);
 
 /// Query parameters of an items list.

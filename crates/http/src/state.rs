@@ -94,7 +94,7 @@ impl Default for HttpConfig {
             transform_queue_timeout: Duration::from_secs(5),
             transform_timeout: Duration::from_secs(10),
             transform_workers: 0,
-            transform_worker_memory: DEFAULT_TRANSFORM_MEMORY + 256 * 1024 * 1024,
+            transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
         }
     }
 }

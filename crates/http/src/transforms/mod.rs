@@ -134,7 +134,11 @@ impl Transforms {
     /// When there is no current runtime or the executable's path is unknown (worker mode).
     pub(crate) fn new(config: &HttpConfig) -> std::io::Result<Arc<Self>> {
         let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
-        let concurrency = config.transform_concurrency.max(1);
+        let mut concurrency = config.transform_concurrency.max(1);
+        if config.transform_workers > 0 {
+            // An admitted transform never waits for a worker: its deadline is for its work.
+            concurrency = concurrency.min(config.transform_workers);
+        }
         let executor = if config.transform_workers == 0 {
             Executor::InProcess
         } else {
