@@ -6,24 +6,32 @@
 //! am about to write still fall inside the role's filter?", relation expansion and previews) and
 //! the SQL compiler in `vellum-storage` (lists, counts, show). A disagreement is a filter bypass
 //! (an item hidden from a list but expanded through a relation), so every operator has exactly
-//! one definition, below, that both SQL backends express exactly; the character sets
-//! ([`FilterOp::BLANK`]) are shared with the compiler rather than written twice. The semantics:
+//! one definition, below, and every definition is one that both SQL backends express exactly:
+//! the operand readers ([`FilterOp::number_operand`], [`FilterOp::text_operand`],
+//! [`FilterOp::bool_operand`], [`FilterOp::instant_operand`]) and the character sets
+//! ([`FilterOp::BLANK`]) are shared with the compiler rather than written twice.
 //!
 //! | op | matches when |
 //! |---|---|
-//! | `_contains` (plain form too) | the text contains the operand, ignoring ASCII case; for a list, any element does |
-//! | `_eq` | equal by the stored value's JSON type: a stored number numerically (`42` = `"42.0"`), a boolean by truth (`true`, `1`), text exactly; for a list, any element is equal |
+//! | `_contains` (plain form too) | the value's text contains the operand, ignoring ASCII case only (`É` does not match `é`, the Kelvin sign does not match `k`); for a list, any element does. A string is its own text, a boolean `true` / `false`, an integer of magnitude below 2^53 ([`FilterOp::MAX_TEXT_INTEGER`]) its decimal digits; other numbers (fractions, larger values) have no text and never match, because JSON, SQLite and PostgreSQL spell them differently. `%`, `_` and `\` are plain characters |
+//! | `_eq` | equal by the stored value's JSON type: a number numerically (`42` = `"42.0"`), a boolean by truth (`true`, `1`), text exactly; for a list, any element is equal |
 //! | `_neq` | not `_eq`; a null or missing value is "not equal" |
 //! | `_in` | `_eq` to any of the comma-separated operands |
-//! | `_gt` `_gte` `_lt` `_lte` | a stored number numerically (a non-numeric operand never matches), stored text as text (normalized dates are ISO 8601 and order correctly as text); null or missing never matches |
+//! | `_gt` `_gte` `_lt` `_lte` | a stored number numerically (a non-numeric operand never matches), stored text as text in byte order (normalized dates are ISO 8601 and order correctly as text); null, missing, booleans, lists and objects never match |
 //! | `_null` | null, missing, blank text or an empty list (`_null=0`/`false` means `_nnull`). Blank means empty after trimming space, tab, CR and LF only ([`FilterOp::BLANK`]); any other character, Unicode whitespace such as U+00A0 or U+3000 included, is content |
 //! | `_nnull` | the opposite of `_null` |
 //!
+//! Numbers compare as 64-bit floats on every side (an integer beyond 2^53 equals the float
+//! nearest to it): PostgreSQL's `jsonb` stores a float written `1.152921504606847e18` as the
+//! integer `1152921504606847000`, so "exact when both are integers" is not something both
+//! backends can decide. A numeric operand is a JSON number, or text that parses as a finite
+//! float after trimming [`FilterOp::BLANK`]; the text of a JSON number operand is its JSON
+//! spelling (`1.0` is the text `"1.0"`).
+//!
 //! System keys: `id` is a number. `created_at` and `updated_at` are instants: an operand that
 //! is an RFC 3339 date-time (any offset, any precision; compared exactly with the stored
-//! microseconds) or a `YYYY-MM-DD` date (midnight UTC) compares in time order
-//! ([`FilterOp::instant_operand`], shared with the compiler), any other operand never matches
-//! (so `_neq` always does), and `_contains` never matches.
+//! microseconds) or a `YYYY-MM-DD` date (midnight UTC) compares in time order, any other
+//! operand never matches (so `_neq` always does), and `_contains` never matches.
 
 use std::fmt;
 
@@ -115,9 +123,30 @@ impl FilterOp {
     }
 
     /// The characters trimmed before text counts as blank for `_null`: exactly these four, the
-    /// set both SQL backends trim (`trim(x, char(32, 9, 13, 10))`, `btrim(x, …)`); everything
+    /// set both SQL backends trim (`trim(x, char(32, 9, 10, 13))`, `btrim(x, …)`); everything
     /// else, Unicode whitespace included, is content.
     pub const BLANK: [char; 4] = [' ', '\t', '\r', '\n'];
+
+    /// Integers of a smaller magnitude have a text for `_contains` (their decimal digits); no
+    /// other number has one. Below 2^53 a JSON integer, a float and PostgreSQL's `numeric` are
+    /// the same value with the same digits; above it PostgreSQL spells a float such as `1e16` as
+    /// an integer, so the digits would depend on the backend.
+    pub const MAX_TEXT_INTEGER: i64 = 1 << 53;
+
+    /// An operand as a number: a JSON number, or text that parses as a finite float once
+    /// [`Self::BLANK`] characters are trimmed (`" 42"`, `"42.0"`, `"1e3"`, `"-0"`).
+    #[must_use]
+    pub fn number_operand(operand: &Value) -> Option<f64> {
+        match operand {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s
+                .trim_matches(Self::BLANK)
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite()),
+            _ => None,
+        }
+    }
 
     /// An operand as text: a string itself, a JSON number as it is spelled in JSON, a boolean as
     /// `true` / `false`.
@@ -127,6 +156,23 @@ impl FilterOp {
             Value::String(s) => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),
             Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// An operand as a boolean: `true` / `false`, the texts `"true"` / `"1"` / `"false"` /
+    /// `"0"` exactly, and the numbers 1 and 0.
+    #[must_use]
+    pub fn bool_operand(operand: &Value) -> Option<bool> {
+        match operand {
+            Value::Bool(b) => Some(*b),
+            Value::String(s) => match s.as_str() {
+                "true" | "1" => Some(true),
+                "false" | "0" => Some(false),
+                _ => None,
+            },
+            Value::Number(n) if n.as_f64() == Some(1.0) => Some(true),
+            Value::Number(n) if n.as_f64() == Some(0.0) => Some(false),
             _ => None,
         }
     }
@@ -145,6 +191,16 @@ impl FilterOp {
         let date = Date::parse(&raw, format_description!("[year]-[month]-[day]")).ok()?;
         Some(date.midnight().assume_utc())
     }
+
+    /// The booleans whose text (`true` / `false`) contains `needle`, ignoring ASCII case.
+    #[must_use]
+    pub fn bools_containing(needle: &str) -> Vec<bool> {
+        let needle = needle.to_ascii_lowercase();
+        [true, false]
+            .into_iter()
+            .filter(|b| b.to_string().contains(&needle))
+            .collect()
+    }
 }
 
 /// One `field op operand` condition.
@@ -161,8 +217,8 @@ pub struct Filter {
 }
 
 /// What a filter is evaluated against: the system keys (when known; timestamps as the RFC 3339
-/// text of the stored instant) and the item's `data`, with translatable values already
-/// flattened to the locale the caller compares in.
+/// text of the stored instant) and the item's `data` as the read path returns it, translatable
+/// values already flattened to the locale the caller compares in.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemRef<'a> {
     pub id: Option<i64>,
@@ -517,42 +573,24 @@ fn any_element(v: &Value, pred: impl Fn(&Value) -> bool) -> bool {
     }
 }
 
-fn text_of(v: &Value) -> Option<String> {
+/// A stored value's text for `_contains` (see the module documentation).
+fn stored_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => n
+            .as_i64()
+            .filter(|i| i.unsigned_abs() < FilterOp::MAX_TEXT_INTEGER.unsigned_abs())
+            .map(|i| i.to_string()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
 }
 
 fn text_contains(v: &Value, needle: &str) -> bool {
-    text_of(v).is_some_and(|t| {
+    stored_text(v).is_some_and(|t| {
         t.to_ascii_lowercase()
             .contains(&needle.to_ascii_lowercase())
     })
-}
-
-fn number_of(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
-        _ => None,
-    }
-}
-
-fn bool_of(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        Value::String(s) => match s.as_str() {
-            "true" | "1" => Some(true),
-            "false" | "0" => Some(false),
-            _ => None,
-        },
-        Value::Number(n) if n.as_f64() == Some(1.0) => Some(true),
-        Value::Number(n) if n.as_f64() == Some(0.0) => Some(false),
-        _ => None,
-    }
 }
 
 /// Equality by the stored value's JSON type, so SQL can mirror it (`json_type` / `jsonb_typeof`):
@@ -560,11 +598,12 @@ fn bool_of(v: &Value) -> Option<bool> {
 fn equal(v: &Value, operand: &Value) -> bool {
     match v {
         Value::Null | Value::Object(_) | Value::Array(_) => false,
-        Value::Bool(b) => bool_of(operand) == Some(*b),
-        Value::Number(_) => number_of(v)
-            .zip(number_of(operand))
+        Value::Bool(b) => FilterOp::bool_operand(operand) == Some(*b),
+        Value::Number(n) => n
+            .as_f64()
+            .zip(FilterOp::number_operand(operand))
             .is_some_and(|(a, b)| a == b),
-        Value::String(s) => text_of(operand).is_some_and(|o| *s == o),
+        Value::String(s) => FilterOp::text_operand(operand).is_some_and(|o| *s == o),
     }
 }
 
@@ -572,8 +611,8 @@ fn equal(v: &Value, operand: &Value) -> bool {
 /// matches), text as text (normalized dates are ISO 8601, so they order correctly).
 fn compare(v: &Value, operand: &Value) -> Option<std::cmp::Ordering> {
     match v {
-        Value::Number(_) => number_of(v)?.partial_cmp(&number_of(operand)?),
-        Value::String(s) => Some(s.as_str().cmp(text_of(operand)?.as_str())),
+        Value::Number(n) => n.as_f64()?.partial_cmp(&FilterOp::number_operand(operand)?),
+        Value::String(s) => Some(s.as_str().cmp(FilterOp::text_operand(operand)?.as_str())),
         _ => None,
     }
 }
@@ -689,7 +728,8 @@ mod tests {
             "title": "Hello World", "views": 42, "price": 9.5, "flag": true, "tags": ["a", "b"],
             "empty": "", "none": null, "when": "2024-05-01T10:00:00Z", "code": "42",
             "nbsp": "\u{a0}", "ideographic": "\u{3000}", "ascii_ws": " \t\r\n ",
-            "zero_width": "\u{200b}"
+            "zero_width": "\u{200b}", "big": 9_007_199_254_740_993_i64, "ratio": 2.5,
+            "accent": "Émile", "kelvin": "\u{212a}elvin"
         });
         let rows: &[(&str, &str, bool)] = &[
             ("filter[title]", "world", true),
@@ -738,6 +778,20 @@ mod tests {
             ("filter[nbsp][_nnull]", "1", true),
             ("filter[ideographic][_null]", "1", false),
             ("filter[zero_width][_null]", "1", false),
+            // Numbers are 64-bit floats: 2^53 + 1 equals 2^53.
+            ("filter[big][_eq]", "9007199254740992", true),
+            ("filter[big][_gt]", "9007199254740992", false),
+            ("filter[views][_eq]", " 42", true),
+            ("filter[views][_eq]", "\u{a0}42", false),
+            // Only integers below 2^53 have a text for `_contains`.
+            ("filter[big][_contains]", "9", false),
+            ("filter[ratio][_contains]", "2", false),
+            ("filter[price][_contains]", "9", false),
+            // ASCII case only.
+            ("filter[accent][_contains]", "ÉMILE", true),
+            ("filter[accent][_contains]", "émile", false),
+            ("filter[kelvin][_contains]", "kelvin", false),
+            ("filter[kelvin][_contains]", "ELVIN", true),
         ];
         for (key, value, expected) in rows {
             let f = q(&[(key, value)]).unwrap();
@@ -830,7 +884,15 @@ mod tests {
     }
 
     #[test]
-    fn instant_operands_are_read_one_way() {
+    fn operands_are_read_one_way() {
+        assert_eq!(FilterOp::number_operand(&json!(" 42\t")), Some(42.0));
+        assert_eq!(FilterOp::number_operand(&json!("\u{a0}42")), None);
+        assert_eq!(FilterOp::number_operand(&json!("1e400")), None);
+        assert_eq!(FilterOp::number_operand(&json!("NaN")), None);
+        assert_eq!(FilterOp::number_operand(&json!(true)), None);
+        assert_eq!(FilterOp::text_operand(&json!(1.0)).as_deref(), Some("1.0"));
+        assert_eq!(FilterOp::bool_operand(&json!("TRUE")), None);
+        assert_eq!(FilterOp::bool_operand(&json!(0)), Some(false));
         assert!(FilterOp::instant_operand(&json!("2026-01-02T03:04:05Z")).is_some());
         assert_eq!(
             FilterOp::instant_operand(&json!("2026-01-02")),
@@ -841,6 +903,8 @@ mod tests {
         // Past the end of the representable range in UTC: no instant, and no panic.
         assert!(FilterOp::instant_operand(&json!("9999-12-31T23:00:00-02:00")).is_none());
         assert!(FilterOp::instant_operand(&json!("0000-01-01T00:30:00+01:00")).is_some());
+        assert_eq!(FilterOp::bools_containing("RU"), vec![true]);
+        assert_eq!(FilterOp::bools_containing(""), vec![true, false]);
     }
 
     #[test]

@@ -318,49 +318,27 @@ fn push_condition(
 }
 
 // ---- operands, typed as the evaluator types them -------------------------------------------
+//
+// One definition: the policy crate's readers, so an operand cannot mean one thing here and
+// another in `Filter::matches`.
 
 fn number_of(v: &Json) -> Option<f64> {
-    match v {
-        Json::Number(n) => n.as_f64(),
-        Json::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
-        _ => None,
-    }
+    FilterOp::number_operand(v)
 }
 
 fn text_of(v: &Json) -> Option<String> {
-    match v {
-        Json::String(s) => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
-        Json::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
+    FilterOp::text_operand(v)
 }
 
 fn bool_of(v: &Json) -> Option<bool> {
-    match v {
-        Json::Bool(b) => Some(*b),
-        Json::String(s) => match s.as_str() {
-            "true" | "1" => Some(true),
-            "false" | "0" => Some(false),
-            _ => None,
-        },
-        Json::Number(n) if n.as_f64() == Some(1.0) => Some(true),
-        Json::Number(n) if n.as_f64() == Some(0.0) => Some(false),
-        _ => None,
-    }
+    FilterOp::bool_operand(v)
 }
 
-/// Which stored booleans contain `needle` as text ("true" / "false"), ignoring ASCII case.
 fn bools_containing(needle: &str) -> Vec<bool> {
-    let needle = needle.to_ascii_lowercase();
-    [true, false]
-        .into_iter()
-        .filter(|b| b.to_string().contains(&needle))
-        .collect()
+    FilterOp::bools_containing(needle)
 }
 
-/// The characters of [`FilterOp::BLANK`] as an SQL string expression, for `trim` / `btrim`:
-/// the evaluator's set, so `_null` has one definition.
+/// The characters of [`FilterOp::BLANK`] as an SQL string expression, for `trim` / `btrim`.
 fn blank_chars(pg: bool) -> String {
     let codes: Vec<String> = FilterOp::BLANK
         .iter()
@@ -372,6 +350,41 @@ fn blank_chars(pg: bool) -> String {
     } else {
         format!("char({})", codes.join(", "))
     }
+}
+
+/// 2^53 as an SQL literal: below it, an integer and its float are the same number.
+const TWO_POW_53: &str = "9007199254740992";
+
+/// SQLite only: `expr` ready to be compared with the float `operand` as floats. SQLite compares
+/// an INTEGER with a REAL exactly, the evaluator (and PostgreSQL's `float8`) as floats; the two
+/// differ only when the operand is at least 2^53 in magnitude (below, an integer is either
+/// exact as a float or farther from zero than the operand), so only then is the stored value
+/// cast, and the indexed expression otherwise stays as it is (an index seek, not a scan).
+fn lite_as_float(expr: &str, operand: f64) -> String {
+    if operand.abs() < 9_007_199_254_740_992.0 {
+        expr.to_owned()
+    } else {
+        format!("CAST({expr} AS REAL)")
+    }
+}
+
+/// SQLite: the text `_contains` reads from a JSON number (`ty` its `json_type`, `val` its
+/// value): the digits of an integer below 2^53 in magnitude, else NULL (see
+/// [`FilterOp::MAX_TEXT_INTEGER`]). `val` is compared before it is cast, so a REAL never gets a
+/// text (its `%!.15g` spelling is neither JSON's nor PostgreSQL's).
+fn lite_integer_text(ty: &str, val: &str) -> String {
+    format!(
+        "(CASE WHEN {ty} = 'integer' AND {val} > -{TWO_POW_53} AND {val} < {TWO_POW_53} THEN CAST({val} AS TEXT) END)"
+    )
+}
+
+/// PostgreSQL: the same for a `jsonb` value `j`. `numeric` prints no exponent, so an integer
+/// is a text without `.`; a float of 1e16 or more is spelled as an integer there but is beyond
+/// 2^53. One WHEN per test: they run in order, so nothing but a number is ever cast.
+fn pg_integer_text(j: &str) -> String {
+    format!(
+        "(CASE WHEN jsonb_typeof({j}) IS DISTINCT FROM 'number' THEN NULL WHEN strpos({j} #>> '{{}}', '.') > 0 THEN NULL WHEN abs(({j} #>> '{{}}')::float8) < {TWO_POW_53} THEN {j} #>> '{{}}' END)"
+    )
 }
 
 fn cmp_sql(op: &FilterOp) -> Option<(&'static str, &Json)> {
@@ -411,7 +424,8 @@ fn push_contains_text(sql: &mut Sql, text_expr: &str, needle: &str) {
 
 fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
     let pg = sql.is_postgres();
-    // The numeric value, or NULL when absent or not a number.
+    // The numeric value, or NULL when absent or not a number. On SQLite it is the indexed
+    // expression (see `scalar_index_sql`); `lite_as_float` keeps it so whenever it can.
     let value = if pg {
         format!(
             "(CASE WHEN jsonb_typeof({j}) = 'number' THEN ({j} #>> '{{}}')::float8 END)",
@@ -419,6 +433,13 @@ fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
         )
     } else {
         format!("json_extract({data}, {})", at.lite_path)
+    };
+    let compared = |n: f64| {
+        if pg {
+            value.clone()
+        } else {
+            lite_as_float(&value, n)
+        }
     };
     match op {
         FilterOp::Null => {
@@ -429,7 +450,7 @@ fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
         }
         FilterOp::Eq(o) => match number_of(o) {
             Some(n) => {
-                sql.push(&value).push(" = ").bind(n);
+                sql.push(&compared(n)).push(" = ").bind(n);
             }
             None => {
                 sql.push("FALSE");
@@ -437,7 +458,8 @@ fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
         },
         FilterOp::Neq(o) => match number_of(o) {
             Some(n) => {
-                sql.push(&format!("{value} IS NULL OR {value} <> ")).bind(n);
+                let v = compared(n);
+                sql.push(&format!("{v} IS NULL OR {v} <> ")).bind(n);
             }
             None => {
                 sql.push("TRUE");
@@ -445,21 +467,31 @@ fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
         },
         FilterOp::In(list) => {
             let numbers: Vec<f64> = list.iter().filter_map(number_of).collect();
-            if numbers.is_empty() {
+            // On SQLite, operands below 2^53 keep the indexed expression; larger ones compare
+            // with the value cast to REAL.
+            let (plain, cast): (Vec<f64>, Vec<f64>) = numbers
+                .into_iter()
+                .partition(|n| pg || compared(*n) == value);
+            if plain.is_empty() && cast.is_empty() {
                 sql.push("FALSE");
-            } else {
+            }
+            if !plain.is_empty() {
                 sql.push(&value).push(" IN ");
-                sql.bind_list(numbers);
+                sql.bind_list(plain.iter().copied());
+            }
+            if let Some(first) = cast.first() {
+                if !plain.is_empty() {
+                    sql.push(" OR ");
+                }
+                sql.push(&compared(*first)).push(" IN ");
+                sql.bind_list(cast.iter().copied());
             }
         }
         FilterOp::Contains(needle) => {
             let text = if pg {
-                format!(
-                    "(CASE WHEN jsonb_typeof({j}) = 'number' THEN {j} #>> '{{}}' END)",
-                    j = at.pg_json
-                )
+                pg_integer_text(&at.pg_json)
             } else {
-                format!("CAST({value} AS TEXT)")
+                lite_integer_text(&format!("typeof({value})"), &value)
             };
             push_contains_text(sql, &text, needle);
         }
@@ -467,7 +499,7 @@ fn push_number(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
             if let Some((cmp, o)) = cmp_sql(op) {
                 match number_of(o) {
                     Some(n) => {
-                        sql.push(&value).push(" ").push(cmp).push(" ").bind(n);
+                        sql.push(&compared(n)).push(" ").push(cmp).push(" ").bind(n);
                     }
                     None => {
                         sql.push("FALSE");
@@ -612,7 +644,8 @@ fn element_eq(sql: &mut Sql, elem: &Elem<'_>, operand: &Json) {
     if let Some(n) = number_of(operand) {
         match elem {
             Elem::Lite { ty, val } => {
-                sql.push(&format!("({ty} IN ('integer', 'real') AND {val} = "))
+                let v = lite_as_float(val, n);
+                sql.push(&format!("({ty} IN ('integer', 'real') AND {v} = "))
                     .bind(n)
                     .push(")");
             }
@@ -669,14 +702,29 @@ fn element_eq(sql: &mut Sql, elem: &Elem<'_>, operand: &Json) {
 }
 
 fn element_contains(sql: &mut Sql, elem: &Elem<'_>, needle: &str) {
+    // Text: a string, or the digits of an integer below 2^53 (`FilterOp::MAX_TEXT_INTEGER`).
     match elem {
         Elem::Lite { ty, val } => {
-            sql.push(&format!("({ty} IN ('text', 'integer', 'real') AND "));
-            push_contains_text(sql, &format!("CAST({val} AS TEXT)"), needle);
+            sql.push("(");
+            push_contains_text(
+                sql,
+                &format!(
+                    "(CASE WHEN {ty} = 'text' THEN {val} ELSE {} END)",
+                    lite_integer_text(ty, val)
+                ),
+                needle,
+            );
         }
         Elem::Pg(ev) => {
-            sql.push(&format!("(jsonb_typeof({ev}) IN ('string', 'number') AND "));
-            push_contains_text(sql, &format!("({ev} #>> '{{}}')"), needle);
+            sql.push("(");
+            push_contains_text(
+                sql,
+                &format!(
+                    "(CASE WHEN jsonb_typeof({ev}) = 'string' THEN {ev} #>> '{{}}' ELSE {} END)",
+                    pg_integer_text(ev)
+                ),
+                needle,
+            );
         }
     }
     let bools = bools_containing(needle);
@@ -798,8 +846,9 @@ fn push_generic(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
             } else {
                 let p = &at.lite_path;
                 if let Some(n) = n {
+                    let v = lite_as_float(&format!("json_extract({data}, {p})"), n);
                     sql.push(&format!(
-                        " OR (json_type({data}, {p}) IN ('integer', 'real') AND json_extract({data}, {p}) {cmp} "
+                        " OR (json_type({data}, {p}) IN ('integer', 'real') AND {v} {cmp} "
                     ))
                     .bind(n)
                     .push(")");
@@ -1083,15 +1132,6 @@ mod tests {
         assert!(ident("").is_err());
     }
 
-    #[test]
-    fn blank_is_the_evaluators_set() {
-        assert_eq!(blank_chars(false), "char(32, 9, 13, 10)");
-        assert_eq!(
-            blank_chars(true),
-            "(chr(32) || chr(9) || chr(13) || chr(10))"
-        );
-    }
-
     /// Regression (found by `tests/fuzz_filter_sql.rs`): `filter[created_at][_gt]=` with an
     /// instant past year 9999 in UTC panicked ("local datetime out of valid range").
     #[test]
@@ -1138,5 +1178,76 @@ mod tests {
         let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(keys, sorted);
+    }
+
+    /// The common filters on indexed fields compile to the scalar index's own expressions,
+    /// unchanged (SQLite reads them from the index, and seeks it for comparisons); only a
+    /// numeric operand of 2^53 or more casts the value.
+    #[test]
+    fn shape_compiled_filters_keep_the_indexed_expressions() {
+        let fields = [
+            serde_json::json!({"name": "views", "type": "number"}),
+            serde_json::json!({"name": "status", "type": "string"}),
+            serde_json::json!({"name": "featured", "type": "boolean"}),
+        ]
+        .iter()
+        .map(|f| vellum_domain::FieldDef::from_json(f).unwrap())
+        .collect();
+        let schema = CollectionSchema::new(fields).unwrap();
+        let locales = ContentLocales::new(&["en"], "en").unwrap();
+        let scope = FilterScope {
+            schema: &schema,
+            locales: &locales,
+            locale: locales.default_locale(),
+        };
+        let (_, index) = scalar_index_sql(DbBackend::Sqlite, 1, &schema).unwrap();
+        assert_eq!(
+            index.unwrap(),
+            "CREATE INDEX ix_items_scalars_c1 ON items (json_extract(data, '$.\"views\"'), json_extract(data, '$.\"status\"'), json_type(data, '$.\"featured\"')) WHERE collection_id = 1 AND deleted_at IS NULL"
+        );
+        let compiled = |query: &str| {
+            let (key, value) = query.split_once('=').unwrap();
+            let filter = Filter::from_query([(key, value)]).unwrap();
+            let mut sql = Sql::new(DbBackend::Sqlite);
+            push_filter(&mut sql, "data", &filter, &scope).unwrap();
+            sql.text().to_owned()
+        };
+        let views = "json_extract(data, '$.\"views\"')";
+        let status = "json_extract(data, '$.\"status\"')";
+        let featured = "json_type(data, '$.\"featured\"')";
+        for (query, sql) in [
+            ("filter[views][_gt]=10", format!(" AND ({views} > ?)")),
+            ("filter[views][_eq]=10", format!(" AND ({views} = ?)")),
+            (
+                "filter[views][_in]=1,2",
+                format!(" AND ({views} IN (?, ?))"),
+            ),
+            ("filter[views][_null]=1", format!(" AND ({views} IS NULL)")),
+            (
+                "filter[views][_gt]=9007199254740992",
+                format!(" AND (CAST({views} AS REAL) > ?)"),
+            ),
+            ("filter[status][_eq]=x", format!(" AND ({status} = ?)")),
+            ("filter[status][_lte]=x", format!(" AND ({status} <= ?)")),
+            (
+                "filter[status][_null]=1",
+                format!(" AND (({status} IS NULL OR trim({status}, char(32, 9, 13, 10)) = ''))"),
+            ),
+            (
+                "filter[featured][_eq]=1",
+                format!(" AND ({featured} IN (?))"),
+            ),
+        ] {
+            assert_eq!(compiled(query), sql, "{query}");
+        }
+    }
+
+    #[test]
+    fn blank_is_the_evaluators_set() {
+        assert_eq!(blank_chars(false), "char(32, 9, 13, 10)");
+        assert_eq!(
+            blank_chars(true),
+            "(chr(32) || chr(9) || chr(13) || chr(10))"
+        );
     }
 }
