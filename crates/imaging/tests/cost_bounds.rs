@@ -181,6 +181,37 @@ fn gif_of(image: &DynamicImage) -> Vec<u8> {
     out
 }
 
+/// `jpeg` with an EXIF APP1 segment giving `orientation` spliced in after SOI.
+fn with_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+    let mut tiff = vec![
+        b'M', b'M', 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1,
+    ];
+    tiff.extend_from_slice(&orientation.to_be_bytes());
+    tiff.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let mut out = vec![0xff, 0xd8, 0xff, 0xe1];
+    out.extend_from_slice(&u16::try_from(2 + 6 + tiff.len()).unwrap().to_be_bytes());
+    out.extend_from_slice(b"Exif\0\0");
+    out.extend_from_slice(&tiff);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+/// A GIF of three frames (only the first is decoded).
+fn animated_gif(image: &DynamicImage) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut encoder = GifEncoder::new_with_speed(&mut out, 30);
+        for shift in 0..3_u8 {
+            let mut rgba = image.to_rgba8();
+            for pixel in rgba.pixels_mut() {
+                pixel.0[0] = pixel.0[0].wrapping_add(shift * 40);
+            }
+            encoder.encode_frame(image::Frame::new(rgba)).unwrap();
+        }
+    }
+    out
+}
+
 const PRESETS: [Preset; 7] = [
     Preset::Thumbnail,
     Preset::Small,
@@ -200,7 +231,11 @@ fn the_estimate_is_never_below_the_peak_for_ordinary_images() {
     let rgba = DynamicImage::ImageRgba8(rgb.to_rgba8());
     let grey = DynamicImage::ImageLuma8(rgb.to_luma8());
     let rgb16 = DynamicImage::ImageRgb16(rgb.to_rgb16());
+    let rgba16 = DynamicImage::ImageRgba16(rgba.to_rgba16());
+    let grey_alpha = DynamicImage::ImageLumaA8(rgba.to_luma_alpha8());
     let small = DynamicImage::ImageRgb8(gradient(900, 600));
+    let rotated = with_orientation(&jpeg_baseline(3000, 2000), 6);
+    let rotated_progressive = with_orientation(&jpeg_progressive(2400, 1600, false), 8);
     let sources = [
         ("jpeg baseline 3000x2000", jpeg_baseline(3000, 2000)),
         ("jpeg baseline 2400x1600", jpeg_baseline(2400, 1600)),
@@ -213,6 +248,11 @@ fn the_estimate_is_never_below_the_peak_for_ordinary_images() {
         ("png rgba", png_of(&rgba)),
         ("png grey", png_of(&grey)),
         ("png rgb16", png_of(&rgb16)),
+        ("png rgba16", png_of(&rgba16)),
+        ("png grey alpha", png_of(&grey_alpha)),
+        ("jpeg baseline rotated", rotated),
+        ("jpeg progressive rotated", rotated_progressive),
+        ("gif animated", animated_gif(&small)),
         ("webp lossless rgba", webp_of(&rgba)),
         ("webp lossless rgb", webp_of(&rgb)),
         ("gif", gif_of(&small)),
