@@ -32,6 +32,11 @@
 //! is an RFC 3339 date-time (any offset, any precision; compared exactly with the stored
 //! microseconds) or a `YYYY-MM-DD` date (midnight UTC) compares in time order, any other
 //! operand never matches (so `_neq` always does), and `_contains` never matches.
+//!
+//! The evaluator reads `data` as the read path returns it (translatable values flattened to the
+//! compared locale with fallback to the default locale; a value stored before its field became
+//! translatable as itself; fields no longer in the schema absent): the compiler reads the stored
+//! JSON the same way.
 
 use std::fmt;
 

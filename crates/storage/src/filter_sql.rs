@@ -17,7 +17,9 @@
 
 use sea_orm::DbBackend;
 use serde_json::Value as Json;
-use vellum_domain::{CollectionSchema, ContentLocales, FieldType, LocaleCode, ValueShape};
+use vellum_domain::{
+    CollectionSchema, ContentLocales, FieldDef, FieldType, LocaleCode, ValueShape,
+};
 use vellum_policy::{Condition, Filter, FilterField, FilterOp};
 
 use crate::StorageError;
@@ -87,43 +89,100 @@ struct Access {
     pg_text: String,
 }
 
+/// How a condition or sort key reads `name`, mirroring `flatten_for_read`: a field that is not
+/// translatable (or not in the schema) as stored; a translatable one as its locale map's
+/// translation in the scope's locale when that is present and not null, else the default
+/// locale's (`ContentLocales::pick`), and as itself when the stored value is no locale map (a
+/// value stored before the field became translatable).
 fn access(
     data: &str,
     name: &str,
-    translatable: bool,
+    field: Option<&FieldDef>,
     scope: &FilterScope<'_>,
 ) -> Result<Access, StorageError> {
     let name = ident(name)?;
-    let locale = ident(scope.locale.as_str())?;
-    let default = ident(scope.locales.default_locale().as_str())?;
-    if !translatable {
+    let base_path = plain_path(name);
+    let base_pg = format!("({data} -> '{name}')");
+    let Some(field) = field.filter(|f| f.translatable) else {
         return Ok(Access {
-            lite_path: plain_path(name),
-            pg_json: format!("({data} -> '{name}')"),
+            lite_path: base_path,
+            pg_json: base_pg,
             pg_text: format!("({data} ->> '{name}')"),
         });
-    }
-    if locale == default {
-        return Ok(Access {
-            lite_path: format!("'$.\"{name}\".\"{locale}\"'"),
-            pg_json: format!("({data} -> '{name}' -> '{locale}')"),
-            pg_text: format!("({data} -> '{name}' ->> '{locale}')"),
-        });
-    }
-    // The requested translation when it is present and not null, else the default locale's:
-    // the same fallback as `ContentLocales::pick` on the read path.
+    };
+    let locale = ident(scope.locale.as_str())?;
+    let default = ident(scope.locales.default_locale().as_str())?;
+    let (lite_map, pg_map) = locale_map_test(data, name, field, scope)?;
     let wanted = format!("'$.\"{name}\".\"{locale}\"'");
-    let fallback = format!("'$.\"{name}\".\"{default}\"'");
-    let pg_json = format!(
-        "COALESCE(NULLIF({data} -> '{name}' -> '{locale}', 'null'::jsonb), {data} -> '{name}' -> '{default}')"
-    );
+    let (lite_pick, pg_pick) = if locale == default {
+        (wanted, format!("({data} -> '{name}' -> '{locale}')"))
+    } else {
+        let fallback = format!("'$.\"{name}\".\"{default}\"'");
+        (
+            format!(
+                "(CASE WHEN COALESCE(json_type({data}, {wanted}), 'null') <> 'null' THEN {wanted} ELSE {fallback} END)"
+            ),
+            format!(
+                "COALESCE(NULLIF({data} -> '{name}' -> '{locale}', 'null'::jsonb), {data} -> '{name}' -> '{default}')"
+            ),
+        )
+    };
+    let pg_json = format!("(CASE WHEN {pg_map} THEN {pg_pick} ELSE {base_pg} END)");
     Ok(Access {
-        lite_path: format!(
-            "(CASE WHEN COALESCE(json_type({data}, {wanted}), 'null') <> 'null' THEN {wanted} ELSE {fallback} END)"
-        ),
+        lite_path: format!("(CASE WHEN {lite_map} THEN {lite_pick} ELSE {base_path} END)"),
         pg_text: format!("({pg_json} #>> '{{}}')"),
-        pg_json: format!("({pg_json})"),
+        pg_json,
     })
+}
+
+/// Whether the stored value of a translatable field is a locale map, as `is_locale_map`
+/// decides on the read path: an object, unless the field's own values are objects (GeoJSON, an
+/// expanded file or item) and it carries their keys without being made of enabled locales only.
+/// `(SQLite, PostgreSQL)` boolean expressions; each test is its own WHEN, so PostgreSQL never
+/// lists the keys of something that is not an object.
+fn locale_map_test(
+    data: &str,
+    name: &str,
+    field: &FieldDef,
+    scope: &FilterScope<'_>,
+) -> Result<(String, String), StorageError> {
+    let path = plain_path(name);
+    let markers: &[&str] = match field.shape() {
+        ValueShape::Geometry => &["type", "coordinates", "lat", "lng"],
+        ValueShape::FileId | ValueShape::FileIds | ValueShape::ItemId => &["id"],
+        _ => &[],
+    };
+    if markers.is_empty() {
+        return Ok((
+            format!("json_type({data}, {path}) = 'object'"),
+            format!("jsonb_typeof({data} -> '{name}') = 'object'"),
+        ));
+    }
+    let enabled = scope
+        .locales
+        .enabled()
+        .iter()
+        .map(|l| ident(l.as_str()).map(|l| format!("'{l}'")))
+        .collect::<Result<Vec<_>, _>>()?
+        .join(", ");
+    let lite_marked: Vec<String> = markers
+        .iter()
+        .map(|m| format!("json_type({data}, '$.\"{name}\".\"{m}\"') IS NOT NULL"))
+        .collect();
+    let pg_marked: Vec<String> = markers
+        .iter()
+        .map(|m| format!("({data} -> '{name}' -> '{m}') IS NOT NULL"))
+        .collect();
+    Ok((
+        format!(
+            "(CASE WHEN json_type({data}, {path}) IS NOT 'object' THEN FALSE WHEN NOT ({}) THEN TRUE ELSE NOT EXISTS (SELECT 1 FROM json_each({data}, {path}) AS k WHERE k.key NOT IN ({enabled})) END)",
+            lite_marked.join(" OR ")
+        ),
+        format!(
+            "(CASE WHEN jsonb_typeof({data} -> '{name}') IS DISTINCT FROM 'object' THEN FALSE WHEN NOT ({}) THEN TRUE ELSE NOT EXISTS (SELECT 1 FROM jsonb_object_keys({data} -> '{name}') AS k(key) WHERE k.key NOT IN ({enabled})) END)",
+            pg_marked.join(" OR ")
+        ),
+    ))
 }
 
 /// The SQLite JSON path literal of a top-level, non-translatable field.
@@ -302,10 +361,18 @@ fn push_condition(
         FilterField::UpdatedAt => return push_system(sql, "updated_at", &c.op, false),
         FilterField::Data(name) => name.as_str(),
     };
-    let field = scope.schema.field(name);
-    let translatable = field.is_some_and(|f| f.translatable);
-    let kind = field.map_or(Kind::Generic, |f| kind_of(f.shape()));
-    let at = access(data, name, translatable, scope)?;
+    // A field that is no longer in the schema is absent on the read path (`flatten_for_read`
+    // drops it), whatever its stale stored values: the condition is decided as for a missing
+    // value, without reading `data`.
+    let Some(field) = scope.schema.field(name) else {
+        sql.push(match &c.op {
+            FilterOp::Null | FilterOp::Neq(_) => "(TRUE)",
+            _ => "(FALSE)",
+        });
+        return Ok(());
+    };
+    let kind = kind_of(field.shape());
+    let at = access(data, name, Some(field), scope)?;
     sql.push("(");
     match kind {
         Kind::Number => push_number(sql, data, &at, &c.op),
@@ -753,24 +820,22 @@ enum Elem<'a> {
     Pg(&'a str),
 }
 
-/// `EXISTS (an element of the value — the value itself when it is not a list — satisfying …)`.
-fn push_any_element(
-    sql: &mut Sql,
-    data: &str,
-    at: &Access,
-    pred: impl FnOnce(&mut Sql, &Elem<'_>),
-) {
+/// Whether an element of the value satisfies `pred`: an element of a list, else the value
+/// itself (an object is one element, never its members; a missing value is none).
+fn push_any_element(sql: &mut Sql, data: &str, at: &Access, pred: impl Fn(&mut Sql, &Elem<'_>)) {
     if sql.is_postgres() {
         let j = &at.pg_json;
         sql.push(&format!(
             "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({j}) = 'array' THEN {j} ELSE jsonb_build_array({j}) END) AS e(v) WHERE "
         ));
         pred(sql, &Elem::Pg("e.v"));
+        sql.push(")");
     } else {
-        // `json_each` on a scalar yields the scalar itself: the evaluator's "any element".
+        // `json_each` walks a list's elements but also an object's members: only lists are
+        // walked, anything else is tested as it is.
+        let p = &at.lite_path;
         sql.push(&format!(
-            "EXISTS (SELECT 1 FROM json_each({data}, {}) AS e WHERE ",
-            at.lite_path
+            "(CASE WHEN json_type({data}, {p}) = 'array' THEN EXISTS (SELECT 1 FROM json_each({data}, {p}) AS e WHERE "
         ));
         pred(
             sql,
@@ -779,8 +844,12 @@ fn push_any_element(
                 val: "e.value",
             },
         );
+        sql.push(") ELSE COALESCE(");
+        let ty = format!("json_type({data}, {p})");
+        let val = format!("json_extract({data}, {p})");
+        pred(sql, &Elem::Lite { ty: &ty, val: &val });
+        sql.push(", FALSE) END)");
     }
-    sql.push(")");
 }
 
 fn push_generic(sql: &mut Sql, data: &str, at: &Access, op: &FilterOp) {
@@ -1067,9 +1136,8 @@ pub(crate) fn push_order(
             FilterField::UpdatedAt => instant_key(sql.backend(), "updated_at"),
             FilterField::Data(name) => {
                 let field = scope.schema.field(name.as_str());
-                let translatable = field.is_some_and(|f| f.translatable);
                 let kind = field.map_or(Kind::Generic, |f| kind_of(f.shape()));
-                let at = access(data, name.as_str(), translatable, scope)?;
+                let at = access(data, name.as_str(), field, scope)?;
                 sort_expr(sql.backend(), data, &at, kind)
             }
         };
@@ -1191,7 +1259,7 @@ mod tests {
             serde_json::json!({"name": "featured", "type": "boolean"}),
         ]
         .iter()
-        .map(|f| vellum_domain::FieldDef::from_json(f).unwrap())
+        .map(|f| FieldDef::from_json(f).unwrap())
         .collect();
         let schema = CollectionSchema::new(fields).unwrap();
         let locales = ContentLocales::new(&["en"], "en").unwrap();

@@ -4,11 +4,13 @@
 //! hand-written expectation pins down a sample so agreement on a wrong answer cannot pass.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-use serde_json::{Value, json};
+use sea_orm::{ConnectionTrait, DbBackend, Statement};
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use vellum_domain::{
-    ContentLocales, FieldDef, HashKey, LocaleCode, LocaleSelection, WriteContext, WriteMode,
-    flatten_for_read, prepare_write,
+    ContentLocales, FieldDef, HashKey, LocaleCode, LocaleSelection, PreparedWrite, WriteContext,
+    WriteMode, flatten_for_read, prepare_write,
 };
 use vellum_policy::{CollectionAction, Filter, ItemRef, Role};
 use vellum_storage::collections::{Collection, CollectionDef, save_collection};
@@ -106,7 +108,11 @@ fn parse(query: &str) -> Filter {
 }
 
 fn in_memory(fx: &Fixture, filter: &Filter, locale: &LocaleCode) -> Vec<i64> {
-    fx.items
+    in_memory_on(fx, &fx.items, filter, locale)
+}
+
+fn in_memory_on(fx: &Fixture, items: &[Item], filter: &Filter, locale: &LocaleCode) -> Vec<i64> {
+    items
         .iter()
         .filter(|item| {
             let flat = flatten_for_read(
@@ -287,6 +293,437 @@ async fn sql_agrees_with_the_evaluator_on_every_case() {
     );
 }
 
+// ---- regressions: every disagreement found between the SQL and the evaluator ----------------
+//
+// Each case is named after what it pins down; each was a disagreement on at least one backend
+// (security finding A6 and what `tests/fuzz_filter_sql.rs` found next to it). The items are
+// stored as given, not normalized, because several cases are about data a write would no
+// longer produce (a value stored before its field became translatable, a removed field's
+// value) or about stored timestamps.
+
+/// `(name, query, locale, expected row numbers (1-based))`.
+const REGRESSIONS: &[(&str, &str, &str, &[usize])] = &[
+    // A6 (both backends): the evaluator trimmed all Unicode whitespace, SQL only space, tab,
+    // CR and LF. Blank is now those four on both sides.
+    // Row 1 holds U+00A0, row 2 vertical tab and form feed.
+    (
+        "a6_nbsp_vt_ff_are_content",
+        "filter[status][_null]=1",
+        "en",
+        &[6],
+    ),
+    (
+        "a6_nbsp_vt_ff_are_content_nnull",
+        "filter[status][_nnull]=1",
+        "en",
+        &[1, 2, 3, 4, 5],
+    ),
+    (
+        "a6_ascii_whitespace_is_blank",
+        "filter[notes][_null]=1",
+        "en",
+        &[1, 3, 4, 5, 6],
+    ),
+    (
+        "a6_em_space_is_content",
+        "filter[notes][_nnull]=1",
+        "en",
+        &[2],
+    ),
+    (
+        "a6_ideographic_space_translation_is_content",
+        "filter[title][_null]=1",
+        "en",
+        &[3, 5, 6],
+    ),
+    (
+        "a6_fallback_to_a_whitespace_translation",
+        "filter[title][_null]=1",
+        "de",
+        &[6],
+    ),
+    (
+        "a6_nbsp_in_a_generic_field_is_content",
+        "filter[tags][_null]=1",
+        "en",
+        &[3, 6],
+    ),
+    // Both backends: the evaluator compared `created_at` / `updated_at` as text, SQL as instants
+    // (a non-instant operand matched everything in memory, nothing in SQL). Instants on both.
+    (
+        "timestamps_non_instant_never_matches",
+        "filter[created_at][_lt]=A",
+        "en",
+        &[],
+    ),
+    (
+        "timestamps_non_instant_neq_always_matches",
+        "filter[created_at][_neq]=A",
+        "en",
+        &[1, 2, 3, 4, 5, 6],
+    ),
+    (
+        "timestamps_contains_never_matches",
+        "filter[created_at][_contains]=2026",
+        "en",
+        &[],
+    ),
+    (
+        "timestamps_other_offsets_are_the_same_instant",
+        "filter[created_at][_eq]=2026-11-24T15:30:00.5+05:30",
+        "en",
+        &[2],
+    ),
+    (
+        "timestamps_dates_are_midnight_utc",
+        "filter[created_at][_lt]=2000-01-01",
+        "en",
+        &[4, 6],
+    ),
+    // SQLite: the stored RFC 3339 text (fraction digits trimmed) was compared as text, which is
+    // not time order (`…00.5Z` < `…00Z`).
+    (
+        "timestamps_fractions_order_as_time",
+        "filter[created_at][_gt]=2026-11-24T10:00:00Z",
+        "en",
+        &[2, 3, 5],
+    ),
+    (
+        "timestamps_shorter_fractions_order_first",
+        "filter[created_at][_lt]=2026-11-24T10:00:00.51Z",
+        "en",
+        &[1, 2, 4, 6],
+    ),
+    // Operands finer than the stored microseconds compare exactly (PostgreSQL's driver cut them
+    // to microseconds, so `_eq` matched an instant 100 ns away).
+    (
+        "timestamps_sub_microsecond_lt",
+        "filter[created_at][_lt]=2026-11-24T10:00:00.5000001Z",
+        "en",
+        &[1, 2, 4, 6],
+    ),
+    (
+        "timestamps_sub_microsecond_gte",
+        "filter[created_at][_gte]=2026-11-24T10:00:00.4999999Z",
+        "en",
+        &[2, 3, 5],
+    ),
+    (
+        "timestamps_sub_microsecond_eq",
+        "filter[created_at][_eq]=2026-11-24T10:00:00.5000001Z",
+        "en",
+        &[],
+    ),
+    (
+        "timestamps_leap_second_operand",
+        "filter[created_at][_lte]=1999-12-31T23:59:60Z",
+        "en",
+        &[4, 6],
+    ),
+    // SQLite compared integers past 2^53 exactly, the evaluator and PostgreSQL as floats.
+    (
+        "integers_past_2_pow_53_equal_their_float",
+        "filter[views][_eq]=9007199254740993",
+        "en",
+        &[2, 5],
+    ),
+    (
+        "integers_past_2_pow_53_order_as_floats",
+        "filter[views][_gt]=9007199254740992",
+        "en",
+        &[3],
+    ),
+    (
+        "integers_past_2_pow_53_in_lists",
+        "filter[tags][_eq]=9007199254740992",
+        "en",
+        &[4],
+    ),
+    // `_contains` on numbers: PostgreSQL spelled 1e300 `1000…`, the evaluator `1e300`, SQLite
+    // `1.0e+300` (and 0.1 + 0.2 `0.3`). Only integers below 2^53 have a text now; the last two
+    // cases pin that rule (they agreed before, on a text that is gone).
+    (
+        "contains_reads_small_integers",
+        "filter[views][_contains]=4",
+        "en",
+        &[1],
+    ),
+    (
+        "contains_floats_have_no_text",
+        "filter[views][_contains]=e",
+        "en",
+        &[],
+    ),
+    (
+        "contains_fractions_have_no_text",
+        "filter[views][_contains]=250",
+        "en",
+        &[],
+    ),
+    // SQLite: `json_each` walked an object's members (a GeoJSON `place` equalled `Point`); an
+    // object is one element, as in memory and on PostgreSQL.
+    (
+        "generic_objects_are_one_element",
+        "filter[place][_eq]=Point",
+        "en",
+        &[],
+    ),
+    (
+        "generic_objects_contain_nothing",
+        "filter[tags][_contains]=x",
+        "en",
+        &[],
+    ),
+    (
+        "generic_mixed_lists_match_any_element",
+        "filter[tags][_eq]=1",
+        "en",
+        &[4],
+    ),
+    // Both backends: a value stored before its field became translatable reads as itself in
+    // memory, SQL read null.
+    (
+        "legacy_translatable_value",
+        "filter[title][_eq]=legacy",
+        "en",
+        &[2],
+    ),
+    (
+        "legacy_translatable_value_other_locale",
+        "filter[title][_contains]=LEG",
+        "de",
+        &[2],
+    ),
+    // SQLite: a translatable map field holding GeoJSON plus a locale key is a value, not a
+    // locale map (it fell back to the `en` point and matched its `Point` member).
+    (
+        "translatable_geojson_value_is_not_a_locale_map",
+        "filter[spot][_nnull]=1",
+        "de",
+        &[3, 5],
+    ),
+    (
+        "translatable_locale_map_falls_back",
+        "filter[spot][_contains]=Point",
+        "de",
+        &[],
+    ),
+    // Both backends: a field no longer in the schema is absent on the read path, SQL read what
+    // it left in `data`.
+    (
+        "removed_field_reads_as_missing",
+        "filter[ghost][_eq]=x",
+        "en",
+        &[],
+    ),
+    (
+        "removed_field_is_null",
+        "filter[ghost][_null]=1",
+        "en",
+        &[1, 2, 3, 4, 5, 6],
+    ),
+    (
+        "removed_field_neq",
+        "filter[ghost][_neq]=x",
+        "en",
+        &[1, 2, 3, 4, 5, 6],
+    ),
+    // Pins (no disagreement found): wildcards are literal, case is ASCII only.
+    (
+        "contains_percent_is_literal",
+        "filter[status][_contains]=%",
+        "en",
+        &[3],
+    ),
+    (
+        "contains_underscore_is_literal",
+        "filter[status][_contains]=_",
+        "en",
+        &[4],
+    ),
+    (
+        "contains_backslash_is_literal",
+        "filter[notes][_contains]=\\",
+        "en",
+        &[],
+    ),
+    (
+        "contains_ignores_ascii_case",
+        "filter[title][_contains]=ÉMILE",
+        "en",
+        &[4],
+    ),
+    (
+        "contains_keeps_non_ascii_case",
+        "filter[title][_contains]=émile",
+        "en",
+        &[],
+    ),
+    (
+        "contains_kelvin_sign_is_not_k",
+        "filter[status][_contains]=kelvin",
+        "en",
+        &[],
+    ),
+];
+
+/// Stored exactly as written here (see [`REGRESSIONS`]).
+fn regression_rows() -> Vec<Value> {
+    let point = json!({"type": "Point", "coordinates": [1, 2]});
+    vec![
+        json!({"status": "\u{a0}", "notes": " \t\r\n", "title": {"en": "\u{3000}"}, "tags": ["\u{a0}"], "views": 42}),
+        json!({"status": "\u{b}\u{c}", "notes": "\u{2003}x", "title": "legacy", "tags": {"a": "x"}, "views": 9_007_199_254_740_993_i64, "place": {"type": "Point", "coordinates": [2, 1.5]}}),
+        json!({"status": "100%", "notes": "", "title": {"de": "nur deutsch"}, "views": 1e300, "ghost": "x", "spot": {"type": "Point", "en": point}}),
+        json!({"status": "a_b", "title": {"en": "Émile", "de": null}, "views": 250.5, "tags": ["a", 1, true, null, 9_007_199_254_740_993_i64]}),
+        json!({"status": "\u{212a}elvin", "title": {"en": null, "de": "x"}, "tags": "\u{a0}", "views": 9_007_199_254_740_992_i64, "spot": {"en": point}}),
+        json!({}),
+    ]
+}
+
+/// The timestamps of the rows of [`regression_rows`], in order.
+const REGRESSION_STAMPS: &[&str] = &[
+    "2026-11-24T10:00:00Z",
+    "2026-11-24T10:00:00.5Z",
+    "2026-11-24T10:00:00.51Z",
+    "1999-12-31T23:59:59.999999Z",
+    "9999-12-31T23:59:59.999999Z",
+    "0001-01-01T00:00:00Z",
+];
+
+async fn regression_fixture() -> Fixture {
+    let db = TestDb::new().await.unwrap();
+    let fields = [
+        json!({"name": "title", "type": "string", "translatable": true}),
+        json!({"name": "status", "type": "string"}),
+        json!({"name": "notes", "type": "textarea"}),
+        json!({"name": "views", "type": "number"}),
+        json!({"name": "tags", "type": "tag"}),
+        json!({"name": "place", "type": "map"}),
+        json!({"name": "spot", "type": "map", "translatable": true}),
+    ]
+    .iter()
+    .map(|f| FieldDef::from_json(f).unwrap())
+    .collect();
+    let def = CollectionDef {
+        slug: vellum_domain::CollectionSlug::parse("regressions").unwrap(),
+        name: "Regressions".into(),
+        is_singleton: false,
+        fields,
+    };
+    let (collection, _) = save_collection(&db.conn, &def).await.unwrap();
+    let locales = ContentLocales::new(&["en", "de"], "en").unwrap();
+    let admin = Role::from_json("super-admin", &json!({})).unwrap();
+    let grant = admin
+        .authorize_item_write(&collection.slug, CollectionAction::Create, ["title"])
+        .unwrap();
+    let locale = locales.default_locale().clone();
+    let scope = FilterScope {
+        schema: collection.schema(),
+        locales: &locales,
+        locale: &locale,
+    };
+    let backend = db.conn.get_database_backend();
+    let mut items = Vec::new();
+    for (row, at) in regression_rows().iter().zip(REGRESSION_STAMPS) {
+        let write = PreparedWrite {
+            data: row.as_object().unwrap().clone(),
+            changed: Vec::new(),
+            unique_checks: Vec::new(),
+        };
+        let mut item = create_item(&db.conn, &collection, &scope, &grant, &write, None)
+            .await
+            .unwrap();
+        // Stored as the application stores any timestamp (the same sea-orm value).
+        let at = OffsetDateTime::parse(at, &Rfc3339).unwrap();
+        let sql = if backend == DbBackend::Postgres {
+            "UPDATE items SET created_at = $1 WHERE id = $2"
+        } else {
+            "UPDATE items SET created_at = ? WHERE id = ?"
+        };
+        db.conn
+            .execute_raw(Statement::from_sql_and_values(
+                backend,
+                sql,
+                [at.into(), i32::try_from(item.id).unwrap().into()],
+            ))
+            .await
+            .unwrap();
+        item.created_at = Some(at);
+        items.push(item);
+    }
+    Fixture {
+        db,
+        collection,
+        locales,
+        items,
+    }
+}
+
+/// The data as read back from the database (what relation expansion evaluates), by id.
+async fn read_back(fx: &Fixture) -> Vec<(i64, Map<String, Value>)> {
+    let locale = fx.locales.default_locale().clone();
+    let scope = FilterScope {
+        schema: fx.collection.schema(),
+        locales: &fx.locales,
+        locale: &locale,
+    };
+    let all = Filter::default();
+    let page = list_items(
+        &fx.db.conn,
+        &fx.collection,
+        &scope,
+        &ListItems {
+            filter: &all,
+            sort: &[],
+            page: 1,
+            per_page: 100,
+        },
+    )
+    .await
+    .unwrap();
+    page.items.into_iter().map(|i| (i.id, i.data)).collect()
+}
+
+#[tokio::test]
+async fn every_disagreement_found_stays_fixed() {
+    let fx = regression_fixture().await;
+    let stored = read_back(&fx).await;
+    let ids: Vec<i64> = fx.items.iter().map(|i| i.id).collect();
+    assert_eq!(stored.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids);
+    let mut failures = Vec::new();
+    for (name, query, locale, expected) in REGRESSIONS {
+        let filter = parse(query);
+        let locale = LocaleCode::parse(locale).unwrap();
+        let expected: Vec<i64> = expected.iter().map(|n| ids[n - 1]).collect();
+        let sql = in_sql(&fx, &filter, &locale).await;
+        // As written (write admission) and as read back (relation expansion).
+        let written = in_memory(&fx, &filter, &locale);
+        let mut read = fx.items.clone();
+        for (item, (_, data)) in read.iter_mut().zip(&stored) {
+            item.data.clone_from(data);
+        }
+        let read = in_memory_on(&fx, &read, &filter, &locale);
+        for (side, got) in [
+            ("SQL", &sql),
+            ("evaluator", &written),
+            ("evaluator (read back)", &read),
+        ] {
+            if *got != expected {
+                failures.push(format!(
+                    "{name}: {query} ({locale}): expected {expected:?}, {side} {got:?}"
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{:?}: {} failures:\n{}",
+        fx.db.backend(),
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 async fn order(fx: &Fixture, sort: &str) -> Vec<usize> {
     let locale = fx.locales.default_locale().clone();
     let scope = FilterScope {
@@ -325,6 +762,15 @@ async fn sorting_is_typed_and_stable() {
     // Text in byte order; ties broken by id.
     assert_eq!(order(&fx, "status,id").await, vec![3, 4, 2, 1, 7, 5, 6]);
     assert_eq!(order(&fx, "-id").await, vec![7, 6, 5, 4, 3, 2, 1]);
+}
+
+/// Regression: on SQLite the stored timestamps (RFC 3339, fraction digits trimmed) sorted as
+/// text, so `…00.5Z` came before `…00Z` and `…00.51Z` before `…00.5Z`.
+#[tokio::test]
+async fn timestamps_sort_in_time_order() {
+    let fx = regression_fixture().await;
+    assert_eq!(order(&fx, "created_at").await, vec![6, 4, 1, 2, 3, 5]);
+    assert_eq!(order(&fx, "-created_at").await, vec![5, 3, 2, 1, 4, 6]);
 }
 
 #[tokio::test]
