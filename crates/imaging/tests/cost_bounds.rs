@@ -253,6 +253,8 @@ fn the_estimate_is_never_below_the_peak_for_ordinary_images() {
         ("jpeg baseline rotated", rotated),
         ("jpeg progressive rotated", rotated_progressive),
         ("gif animated", animated_gif(&small)),
+        ("png interlaced rgb", png_bytes(2400, 1601, 2, true, &[])),
+        ("png interlaced grey", png_bytes(1203, 997, 0, true, &[])),
         ("webp lossless rgba", webp_of(&rgba)),
         ("webp lossless rgb", webp_of(&rgb)),
         ("gif", gif_of(&small)),
@@ -361,20 +363,56 @@ fn chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
 /// A solid PNG of `width x height`, 8-bit grey (type 0) or RGB (type 2), with `extra` chunks
 /// before the image data.
 fn solid_png(width: u32, height: u32, color_type: u8, extra: &[Vec<u8>]) -> Vec<u8> {
+    png_bytes(width, height, color_type, false, extra)
+}
+
+/// As [`solid_png`], Adam7-interlaced when `interlaced`.
+fn png_bytes(
+    width: u32,
+    height: u32,
+    color_type: u8,
+    interlaced: bool,
+    extra: &[Vec<u8>],
+) -> Vec<u8> {
     let channels: usize = if color_type == 2 { 3 } else { 1 };
-    let row = 1 + usize::try_from(width).unwrap() * channels;
+    let (w, h) = (
+        usize::try_from(width).unwrap(),
+        usize::try_from(height).unwrap(),
+    );
+    let raw = if interlaced {
+        // The seven passes (x0, y0, dx, dy); an empty pass has no rows at all.
+        [
+            (0, 0, 8, 8),
+            (4, 0, 8, 8),
+            (0, 4, 4, 8),
+            (2, 0, 4, 4),
+            (0, 2, 2, 4),
+            (1, 0, 2, 2),
+            (0, 1, 1, 2),
+        ]
+        .iter()
+        .map(|&(x0, y0, dx, dy)| {
+            let pw = w.saturating_sub(x0).div_ceil(dx);
+            let ph = h.saturating_sub(y0).div_ceil(dy);
+            if pw == 0 || ph == 0 {
+                0
+            } else {
+                ph * (1 + pw * channels)
+            }
+        })
+        .sum()
+    } else {
+        h * (1 + w * channels)
+    };
     let mut ihdr = width.to_be_bytes().to_vec();
     ihdr.extend_from_slice(&height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, color_type, 0, 0, 0]);
+    ihdr.extend_from_slice(&[8, color_type, 0, 0, u8::from(interlaced)]);
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     out.extend(chunk(b"IHDR", &ihdr));
     for c in extra {
         out.extend_from_slice(c);
     }
-    out.extend(chunk(
-        b"IDAT",
-        &zlib_zeros(row * usize::try_from(height).unwrap()),
-    ));
+    out.extend(chunk(b"IDAT", &zlib_zeros(raw)));
     out.extend(chunk(b"IEND", b""));
     out
 }
