@@ -181,6 +181,16 @@ struct Config {
     /// suffix) [default: twice VELLUM_TRANSFORM_MEMORY].
     #[arg(long, env = "VELLUM_TRANSFORM_WORKER_MEMORY", value_parser = parse_bytes)]
     transform_worker_memory: Option<u64>,
+
+    /// Stored transform outputs of one original may take this many times its size, plus
+    /// VELLUM_DERIVATIVE_FLOOR; past that the least recently used are evicted.
+    #[arg(long, env = "VELLUM_DERIVATIVE_FACTOR", default_value_t = vellum_storage::files::DerivativeCap::DEFAULT.factor)]
+    derivative_factor: u64,
+
+    /// Bytes every original's transform outputs may take on top of VELLUM_DERIVATIVE_FACTOR times
+    /// its size (bytes, or with a KiB/MiB/GiB suffix).
+    #[arg(long, env = "VELLUM_DERIVATIVE_FLOOR", default_value = "1MiB", value_parser = parse_bytes)]
+    derivative_floor: u64,
 }
 
 /// Bytes: a plain number, or one followed by `KiB`, `MiB` or `GiB` (`K`, `M`, `G` too).
@@ -387,8 +397,28 @@ impl Config {
             transform_worker_memory: self
                 .transform_worker_memory
                 .unwrap_or_else(|| self.transform_memory.saturating_mul(WORKER_MEMORY_FACTOR)),
+            derivative_cap: vellum_storage::files::DerivativeCap {
+                factor: self.derivative_factor,
+                floor_bytes: self.derivative_floor,
+            },
             ..vellum_http::HttpConfig::default()
         })
+    }
+}
+
+/// Staging data older than this is left by an upload that can no longer finish (the server that
+/// received it stopped): no upload runs for a day, so every replica sharing the store may sweep.
+const STAGING_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// Removes stale upload staging data (`tmp/`) at start-up. A failure is logged, not fatal: the
+/// leftovers cost disk, not correctness.
+async fn sweep_staging(backends: &vellum_http::Backends) {
+    match backends.blobs.sweep_staging(STAGING_MAX_AGE).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(removed = n, "removed stale upload staging data"),
+        Err(err) => {
+            tracing::warn!(error = %error_chain(&err), "could not sweep upload staging data")
+        }
     }
 }
 
@@ -413,6 +443,7 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     }
     let http = config.http()?;
     let backends = config.backends(&http)?;
+    sweep_staging(&backends).await;
     let state = vellum_http::AppState::with_backends(db, http, backends).await?;
     let mut server = actix_web::HttpServer::new(move || vellum_http::app(state.clone()))
         .shutdown_timeout(30)

@@ -17,6 +17,7 @@ use vellum_policy::{CorsOrigins, KeyId, OriginAllowlist, Role};
 use vellum_storage::access::FoundKey;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore};
 use vellum_storage::collections::Collection;
+use vellum_storage::files::DerivativeCap;
 use vellum_storage::project::ProjectSettings;
 use vellum_storage::{DatabaseConnection, StorageError};
 
@@ -26,6 +27,10 @@ use crate::transforms::{TransformStats, Transforms};
 /// The HTTP layer's configuration (the server fills it from clap flags and `VELLUM_*` variables).
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
+    /// How many bytes the stored transform outputs of one original may take together (a
+    /// multiple of the original's size plus a floor); past it the least recently used are
+    /// evicted, so no sequence of requests can make the server store more.
+    pub derivative_cap: DerivativeCap,
     /// Absolute prefix of file `url` and `transforms` values, without a trailing slash.
     pub base_url: String,
     /// Whether GET responses under `/api/v1/collections` are cached.
@@ -95,6 +100,7 @@ impl Default for HttpConfig {
             transform_timeout: Duration::from_secs(10),
             transform_workers: 0,
             transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
+            derivative_cap: DerivativeCap::DEFAULT,
         }
     }
 }

@@ -631,6 +631,15 @@ pub async fn transform(
     ) else {
         return Err(ApiError::NotFound);
     };
+    // A fit preset whose box holds the whole image renders the image at its own size: every such
+    // key (up to 4,096 `size-N`) shares one stored output instead of one each.
+    let preset = match (file.width, file.height) {
+        (Some(w), Some(h)) => match (u32::try_from(w), u32::try_from(h)) {
+            (Ok(w), Ok(h)) if w > 0 && h > 0 => preset.canonical(w, h),
+            _ => preset,
+        },
+        _ => preset,
+    };
     let key = preset.key();
     let focal = FocalPoint {
         x: file.focal_point_x.unwrap_or(0.5),
@@ -673,14 +682,25 @@ pub async fn transform(
     .await
 }
 
-/// A stored output whose blob is still there.
+/// A stored output whose blob is still there. Its use is recorded at most once a minute (the
+/// row says when it was last touched), which is what least-recently-used eviction reads.
 async fn stored_transform(
     state: &AppState,
     hash: &str,
     variant: &str,
 ) -> Result<Option<StoredTransform>, ApiError> {
     match vellum_storage::files::find_transform(state.db(), hash, variant).await? {
-        Some(t) if state.blobs().head(&t.storage_key).await?.is_some() => Ok(Some(t)),
+        Some(t) if state.blobs().head(&t.storage_key).await?.is_some() => {
+            let now = time::OffsetDateTime::now_utc();
+            if t.needs_touch(now)
+                && let Err(err) =
+                    vellum_storage::files::touch_transform(state.db(), hash, variant, now).await
+            {
+                // Only the eviction order suffers: serve the output all the same.
+                tracing::warn!(error = %crate::error::error_chain(&err), "could not record a transform's use");
+            }
+            Ok(Some(t))
+        }
         _ => Ok(None),
     }
 }
@@ -702,6 +722,12 @@ async fn compute_transform(
     if let Some(failure) = transforms.remembered(&key) {
         return Err(failure);
     }
+    // The derivatives of one original may take this many bytes; the least recently used go.
+    let cap = state.config().derivative_cap.bytes_for(
+        file.filesize
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(0),
+    );
     let flight = transforms.join_or_start(&key, || {
         let (state, file_id) = (state.clone(), file.id);
         let (source_key, hash, variant) =
@@ -737,7 +763,7 @@ async fn compute_transform(
                     .blobs()
                     .put_bytes(&storage_key, Bytes::from(out.bytes))
                     .await?;
-                let saved = vellum_storage::files::save_transform(
+                let recorded = vellum_storage::files::record_transform(
                     state.db(),
                     &NewTransform {
                         file_id,
@@ -749,9 +775,18 @@ async fn compute_transform(
                         width: i32::try_from(out.width).ok(),
                         height: i32::try_from(out.height).ok(),
                     },
+                    cap,
+                    time::OffsetDateTime::now_utc(),
                 )
                 .await?;
-                Ok(Ok(saved))
+                // The evicted rows are committed; their blobs go now (a reader that still found
+                // a row re-checks the blob and renders again).
+                for evicted in &recorded.evicted {
+                    if let Err(err) = state.blobs().delete(evicted).await {
+                        tracing::warn!(error = %crate::error::error_chain(&err), key = %evicted, "could not delete an evicted derivative");
+                    }
+                }
+                Ok(Ok(recorded.transform))
             };
             run.await.unwrap_or_else(|err: ApiError| {
                 // Logged here: the computation has no request of its own to carry the error.

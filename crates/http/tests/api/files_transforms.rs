@@ -569,3 +569,89 @@ async fn a_decompression_bomb_is_refused_before_decoding() {
         assert_eq!(res.json()["message"], "The given data was invalid.");
     }
 }
+
+/// Issue 27 (R2): every fit key whose box holds the whole image (all `size-N` at or above its
+/// longer side, and presets larger than it) is one stored output, not one per key.
+#[actix_web::test]
+async fn keys_at_or_above_the_source_size_share_one_stored_output() {
+    let app = TestApp::new(project()).await;
+    let source = png(120, 80);
+    let id = upload_into(&app, None, "small.png", &source).await;
+    let mut bodies = Vec::new();
+    for key in [
+        "size-120",
+        "size-121",
+        "size-4096",
+        "small",
+        "medium",
+        "large",
+    ] {
+        let res = app.get(&transform_path(id, key)).await;
+        assert_eq!(decoded(&res, key), (ImageFormat::Png, 120, 80), "{key}");
+        bodies.push(res.body.clone());
+    }
+    for n in 500..600 {
+        let res = app.get(&transform_path(id, &format!("size-{n}"))).await;
+        assert_eq!(res.status, StatusCode::OK, "size-{n}");
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]));
+    let stored = vellum_storage::files::list_transforms(&app.db.conn, &sha256_hex(&source))
+        .await
+        .unwrap();
+    let keys: Vec<&str> = stored.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(keys, ["size-120"]);
+    // A key below the source size is its own output.
+    let res = app.get(&transform_path(id, "size-60")).await;
+    assert_eq!(decoded(&res, "size-60"), (ImageFormat::Png, 60, 40));
+}
+
+/// Issue 27 (R2): the outputs of one original are capped in bytes; past the cap the least
+/// recently used are evicted, row and blob together, and render again on demand.
+#[actix_web::test]
+async fn stored_outputs_of_one_original_stay_under_the_byte_cap() {
+    let config = HttpConfig {
+        derivative_cap: vellum_storage::files::DerivativeCap {
+            factor: 0,
+            floor_bytes: 3_000,
+        },
+        ..HttpConfig::default()
+    };
+    let app = TestApp::with_config(project(), config).await;
+    let source = encode(&test_image(300, 200), ImageFormat::Png);
+    let hash = sha256_hex(&source);
+    let id = upload_into(&app, None, "noisy.png", &source).await;
+    let mut largest = 0;
+    for n in (20..=200).step_by(20) {
+        let res = app.get(&transform_path(id, &format!("size-{n}"))).await;
+        assert_eq!(res.status, StatusCode::OK, "size-{n}");
+        largest = largest.max(res.body.len());
+        let stored = vellum_storage::files::list_transforms(&app.db.conn, &hash)
+            .await
+            .unwrap();
+        let total: i64 = stored.iter().filter_map(|t| t.filesize).sum();
+        let total = usize::try_from(total).unwrap();
+        assert!(
+            total <= 3_000 + largest,
+            "size-{n}: {total} bytes stored in {} outputs",
+            stored.len()
+        );
+        // Every stored row has its blob; every evicted blob is gone.
+        for t in &stored {
+            assert!(
+                app.state
+                    .blobs()
+                    .head(&t.storage_key)
+                    .await
+                    .unwrap()
+                    .is_some()
+            );
+        }
+    }
+    let first = format!("derived/{hash}/size-20");
+    assert!(
+        app.state.blobs().head(&first).await.unwrap().is_none(),
+        "the least recently used output was evicted with its blob"
+    );
+    let again = app.get(&transform_path(id, "size-20")).await;
+    assert_eq!(decoded(&again, "size-20 again").1, 20);
+}
