@@ -21,6 +21,10 @@ clippy:
 test:
     .ci/run services test
 
+# The reduced transform soak of issue 27 against the debug server (bench/README.md).
+soak:
+    .ci/run soak
+
 # `cargo deny check`, when cargo-deny is installed.
 deny:
     .ci/run deny
