@@ -417,7 +417,7 @@ async fn sweep_staging(backends: &vellum_http::Backends) {
         Ok(0) => {}
         Ok(n) => tracing::info!(removed = n, "removed stale upload staging data"),
         Err(err) => {
-            tracing::warn!(error = %error_chain(&err), "could not sweep upload staging data")
+            tracing::warn!(error = %error_chain(&err), "could not sweep upload staging data");
         }
     }
 }
@@ -672,6 +672,23 @@ mod tests {
     }
 
     #[test]
+    fn the_derivative_cap_defaults_to_four_times_the_original_plus_a_mebibyte() {
+        let cli = Cli::try_parse_from(["vellum-server"]).unwrap();
+        let cap = cli.config.http().unwrap().derivative_cap;
+        assert_eq!((cap.factor, cap.floor_bytes), (4, 1024 * 1024));
+        let cli = Cli::try_parse_from([
+            "vellum-server",
+            "--derivative-factor",
+            "0",
+            "--derivative-floor",
+            "64KiB",
+        ])
+        .unwrap();
+        let cap = cli.config.http().unwrap().derivative_cap;
+        assert_eq!((cap.factor, cap.floor_bytes), (0, 64 * 1024));
+    }
+
+    #[test]
     fn cache_accepts_only_on_or_off() {
         assert!(Cli::try_parse_from(["vellum-server", "--cache", "maybe"]).is_err());
     }
@@ -708,6 +725,8 @@ mod tests {
             transform_timeout: Duration::from_secs(10),
             transform_workers: None,
             transform_worker_memory: None,
+            derivative_factor: 4,
+            derivative_floor: 1 << 20,
         };
         assert_eq!(config.base_url(), "http://127.0.0.1:8080");
         config.base_url = Some("https://cms.example.com".to_owned());
