@@ -52,7 +52,8 @@ mod tests {
             report,
             serde_json::json!({ "applied": [
                 "m20261123_000001_initial_schema",
-                "m20261123_000002_item_unique_values"
+                "m20261123_000002_item_unique_values",
+                "m20261125_000003_file_transform_last_used"
             ] })
         );
         let mut again = Vec::new();
