@@ -698,62 +698,12 @@ pub async fn find_transform<C: ConnectionTrait>(
         .transpose()
 }
 
-/// Records a transform output and returns the record that holds. Two requests may render the
-/// same transform at once; the second insert is ignored and both get the first record, so every
-/// caller serves the same blob (the loser's blob is an orphan the caller may delete when its
-/// `storage_key` differs from the returned one).
-///
-/// Unbounded: nothing is evicted. Outputs an anonymous client can ask for must go through
-/// [`record_transform`], which keeps each original's derivatives under a byte cap.
-///
-/// # Errors
-/// [`StorageError::NotFound`] when `file_id` cannot be an id; [`StorageError::Db`] when a query
-/// fails (also when `file_id` names no file: the foreign key refuses it).
-#[instrument(skip_all, err, fields(file_id = new.file_id, key = new.key))]
-pub async fn save_transform<C: ConnectionTrait>(
-    db: &C,
-    new: &NewTransform<'_>,
-) -> Result<StoredTransform, StorageError> {
-    let file_id = id_param(new.file_id).ok_or(StorageError::NotFound { what: "file" })?;
-    let mut sql = Sql::new(db.get_database_backend());
-    // ON CONFLICT … DO NOTHING is the same on PostgreSQL and SQLite (3.24+), and unlike catching
-    // the unique violation it does not abort an enclosing PostgreSQL transaction.
-    sql.push(
-        "INSERT INTO file_transforms (file_id, content_hash, \"key\", storage_key, mime_type, \
-         filesize, width, height, created_at, last_used_at) VALUES (",
-    )
-    .bind(file_id)
-    .push(", ")
-    .bind(new.content_hash)
-    .push(", ")
-    .bind(new.key)
-    .push(", ")
-    .bind(new.storage_key)
-    .push(", ")
-    .bind(new.mime_type)
-    .push(", ")
-    .bind(new.filesize)
-    .push(", ")
-    .bind(new.width)
-    .push(", ")
-    .bind(new.height)
-    .push(", ")
-    .bind(now())
-    .push(", ")
-    .bind(whole_seconds(now()))
-    .push(") ON CONFLICT (content_hash, \"key\") DO NOTHING");
-    sql.execute(db).await?;
-    find_transform(db, new.content_hash, new.key)
-        .await?
-        .ok_or_else(|| StorageError::corrupt("a saved transform record cannot be read back"))
-}
-
 /// Records a transform output under the per-original byte cap `cap_bytes` (see
 /// [`DerivativeCap`]), evicting least-recently-used outputs of the same content, and returns the
 /// record that holds with the blob keys to delete.
 ///
 /// One transaction: the row is inserted with `last_used_at = at` (when the key is already
-/// recorded, the first record is kept, as [`save_transform`] does, and touched instead); then,
+/// recorded, the first record is kept (two renders of one output may race: both callers then serve the first blob) and touched instead); then,
 /// while the summed `filesize` of the content's derivatives exceeds `cap_bytes`, the least
 /// recently used *other* rows are deleted (ties: the oldest row first). The row of `new.key` is
 /// never evicted by its own save, so the total after a save is at most `cap_bytes`, or that one
