@@ -5,7 +5,7 @@
 use crate::error::ImagingError;
 use crate::preset::{FocalPoint, Plan, Preset, plan};
 use crate::structure;
-use crate::transform::{Format, TransformOptions, check_pixels, dct_reduction, step_size};
+use crate::transform::{Format, TransformOptions, dct_reduction, header, step_size};
 
 /// Memory and work of one transform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,21 +55,7 @@ pub fn estimate(
     focal: Option<FocalPoint>,
     options: &TransformOptions,
 ) -> Result<Cost, ImagingError> {
-    let probe = crate::probe::probe(source);
-    let Some(format) = Format::from_mime(&probe.mime_type) else {
-        return Err(ImagingError::Unsupported {
-            mime: probe.mime_type,
-        });
-    };
-    let (width, height) = match (probe.width, probe.height) {
-        (Some(w), Some(h)) if w > 0 && h > 0 => (w, h),
-        _ => {
-            return Err(ImagingError::Corrupt(
-                "the image header declares no size".to_owned(),
-            ));
-        }
-    };
-    check_pixels(width, height, options.max_pixels)?;
+    let (format, width, height) = header(source, options.max_pixels)?;
     let plan = plan(preset, width, height, focal.unwrap_or_default().clamped());
     let decode = match format {
         Format::Jpeg => jpeg(source, width, height, &plan)?,

@@ -187,21 +187,7 @@ pub fn transform(
     focal: Option<FocalPoint>,
     options: &TransformOptions,
 ) -> Result<Transformed, ImagingError> {
-    let probe = crate::probe::probe(source);
-    let Some(format) = Format::from_mime(&probe.mime_type) else {
-        return Err(ImagingError::Unsupported {
-            mime: probe.mime_type,
-        });
-    };
-    let (width, height) = match (probe.width, probe.height) {
-        (Some(w), Some(h)) if w > 0 && h > 0 => (w, h),
-        _ => {
-            return Err(ImagingError::Corrupt(
-                "the image header declares no size".to_owned(),
-            ));
-        }
-    };
-    check_pixels(width, height, options.max_pixels)?;
+    let (format, width, height) = header(source, options.max_pixels)?;
 
     let focal = focal.unwrap_or_default().clamped();
     let decoded = decode::decode(
@@ -222,6 +208,28 @@ pub fn transform(
         width: out_width,
         height: out_height,
     })
+}
+
+/// The source's format and declared size, refused as a transform refuses them before any work:
+/// an unsupported type, no size in the header, or more than `max_pixels`. [`transform`] and
+/// [`crate::estimate`] both start here, so they refuse the same inputs.
+pub(crate) fn header(source: &[u8], max_pixels: u64) -> Result<(Format, u32, u32), ImagingError> {
+    let probe = crate::probe::probe(source);
+    let Some(format) = Format::from_mime(&probe.mime_type) else {
+        return Err(ImagingError::Unsupported {
+            mime: probe.mime_type,
+        });
+    };
+    let (width, height) = match (probe.width, probe.height) {
+        (Some(w), Some(h)) if w > 0 && h > 0 => (w, h),
+        _ => {
+            return Err(ImagingError::Corrupt(
+                "the image header declares no size".to_owned(),
+            ));
+        }
+    };
+    check_pixels(width, height, max_pixels)?;
+    Ok((format, width, height))
 }
 
 /// Refuses images of more than `max` pixels.
