@@ -19,6 +19,8 @@ mod error;
 mod preset;
 mod probe;
 mod structure;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod transform;
 mod vp8l;
 
