@@ -335,8 +335,16 @@ async fn large_bodies_are_413_with_or_without_content_length() {
             json!({"message": "The request body is too large."}),
             "{what}"
         );
+        assert!(ex.closed, "{what}: the connection stays open");
         assert!(
-            ex.elapsed < Duration::from_secs(5),
+            ex.raw
+                .windows(b"connection: close".len())
+                .any(|w| w.eq_ignore_ascii_case(b"connection: close")),
+            "{what}: the 413 says the connection closes: {}",
+            ex.describe()
+        );
+        assert!(
+            ex.elapsed < Duration::from_secs(3),
             "{what}: {}",
             ex.describe()
         );

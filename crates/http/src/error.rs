@@ -147,8 +147,10 @@ impl ResponseError for ApiError {
         };
         let mut res = HttpResponse::build(self.status_code());
         res.insert_header(ContentType::json());
-        if matches!(self, Self::BodyTimedOut) {
+        if matches!(self, Self::BodyTimedOut | Self::PayloadTooLarge) {
             // The rest of the body may still be on its way: the connection cannot be reused.
+            // Without this a chunked body refused at the limit kept the connection open until
+            // the keep-alive timer (5 s), draining what the client still sent.
             res.force_close();
         }
         res.body(body.to_string())
