@@ -5,10 +5,20 @@
 //! order of work matters for access: values are flattened to the locale and redacted by the
 //! role's field rules first, so a hidden field is never expanded; related items pass the role's
 //! read grant and item filter or stay lean links; files follow the file grant mapping.
+//!
+//! Expansion is bounded (security review 2026-11, R5): at most [`EXPAND_PER_FIELD`] links of one
+//! relation field of one item are expanded, the rest stay lean links (the array keeps every link,
+//! so its length is the true count and a client pages the rest with `filter[id][_in]`). Each
+//! related item is rendered to JSON text once per page and copied as text into every item that
+//! links to it, and items are written straight to text: no `serde_json::Value` tree of the page
+//! is built, which cost about 14 times the response's size.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use vellum_domain::{FieldDef, LocaleSelection, TypeSettings, ValueShape, flatten_for_read};
 use vellum_policy::{FileExpansion, WriteEcho};
@@ -22,6 +32,13 @@ use crate::error::ApiError;
 use crate::query::ReadQuery;
 use crate::resources::{expanded_file, mini_user, timestamp};
 use crate::state::AppState;
+
+/// How many links of one relation field of one item `include` expands; the links after it stay
+/// lean. 100, like the largest page: a page expands at most 100 x 100 related items per field.
+pub const EXPAND_PER_FIELD: usize = 100;
+
+/// An item rendered as CollectionItemResource, as JSON text.
+pub type Rendered = Box<RawValue>;
 
 /// An item's `data` after flattening and redaction, before expansion.
 struct Prepared {
@@ -40,7 +57,7 @@ pub async fn render_items(
     collection: &Arc<Collection>,
     items: Vec<Item>,
     query: &ReadQuery,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<Rendered>, ApiError> {
     let snapshot = &actor.snapshot;
     let mut top: Vec<Prepared> = items
         .into_iter()
@@ -119,24 +136,20 @@ pub async fn render_items(
         query,
     };
 
-    let mut nested: HashMap<(i64, i64), Value> = HashMap::with_capacity(related.len());
+    let none = HashMap::new();
+    let mut nested: HashMap<(i64, i64), Rendered> = HashMap::with_capacity(related.len());
     for (key, mut p) in related {
         if query.include.files {
             ctx.expand_files(p.collection.schema().fields(), &mut p.data);
         }
-        nested.insert(key, ctx.resource(p));
+        nested.insert(key, ctx.render(&p, &[], &none)?);
     }
     let mut out = Vec::with_capacity(top.len());
     for mut p in top.drain(..) {
-        for field in &relation_fields {
-            if let Some(value) = p.data.get_mut(field.name.as_str()) {
-                expand_links(field, value, &nested);
-            }
-        }
         if query.include.files {
             ctx.expand_files(p.collection.schema().fields(), &mut p.data);
         }
-        out.push(ctx.resource(p));
+        out.push(ctx.render(&p, &relation_fields, &nested)?);
     }
     Ok(out)
 }
@@ -154,13 +167,13 @@ pub async fn render_written_item(
     collection: &Arc<Collection>,
     item: Item,
     query: &ReadQuery,
-) -> Result<Value, ApiError> {
+) -> Result<Rendered, ApiError> {
     let echo = with_role_view(collection, &actor.snapshot.locales, &item, |view| {
         actor.role.item_write_echo(&collection.slug, view)
     });
     match echo {
         WriteEcho::Resource => render_item(state, actor, collection, item, query).await,
-        WriteEcho::IdOnly => Ok(json!({ "id": item.id })),
+        WriteEcho::IdOnly => to_text(&json!({ "id": item.id })),
     }
 }
 
@@ -174,7 +187,7 @@ pub async fn render_item(
     collection: &Arc<Collection>,
     item: Item,
     query: &ReadQuery,
-) -> Result<Value, ApiError> {
+) -> Result<Rendered, ApiError> {
     let mut rendered = render_items(state, actor, collection, vec![item], query).await?;
     rendered
         .pop()
@@ -228,23 +241,27 @@ fn related_collection(field: &FieldDef) -> Option<i64> {
     }
 }
 
-/// `(collection id, item id)` of every link in a relation value.
+/// `(collection id, item id)` of every link in a relation value that expansion renders: the
+/// first [`EXPAND_PER_FIELD`].
 fn link_targets(field: &FieldDef, value: &Value) -> Vec<(i64, i64)> {
     let single = related_collection(field);
     match (field.shape(), value) {
         (ValueShape::ItemId, Value::Number(n)) => single.zip(n.as_i64()).into_iter().collect(),
         (ValueShape::ItemIds, Value::Array(ids)) => ids
             .iter()
+            .take(EXPAND_PER_FIELD)
             .filter_map(Value::as_i64)
             .filter_map(|id| single.map(|c| (c, id)))
             .collect(),
         (ValueShape::JunctionLinks, Value::Array(entries)) => entries
             .iter()
+            .take(EXPAND_PER_FIELD)
             .filter_map(|e| e.get("related_item_id").and_then(Value::as_i64))
             .filter_map(|id| single.map(|c| (c, id)))
             .collect(),
         (ValueShape::CollectionLinks, Value::Array(entries)) => entries
             .iter()
+            .take(EXPAND_PER_FIELD)
             .filter_map(|e| {
                 Some((
                     e.get("related_collection_id")?.as_i64()?,
@@ -256,59 +273,166 @@ fn link_targets(field: &FieldDef, value: &Value) -> Vec<(i64, i64)> {
     }
 }
 
-/// Replaces links with their related resources where the role may see them; the others stay
-/// lean.
-fn expand_links(field: &FieldDef, value: &mut Value, nested: &HashMap<(i64, i64), Value>) {
-    let single = related_collection(field);
-    let lookup =
-        |cid: Option<i64>, id: Option<i64>| -> Option<Value> { nested.get(&(cid?, id?)).cloned() };
-    match field.shape() {
-        ValueShape::ItemId => {
-            if let Some(item) = lookup(single, value.as_i64()) {
-                *value = item;
-            }
-        }
-        ValueShape::ItemIds => {
-            if let Value::Array(ids) = value {
-                for id in ids.iter_mut() {
-                    if let Some(item) = lookup(single, id.as_i64()) {
-                        *id = item;
-                    }
-                }
-            }
-        }
-        ValueShape::JunctionLinks => {
-            if let Value::Array(entries) = value {
-                for entry in entries.iter_mut() {
-                    let id = entry.get("related_item_id").and_then(Value::as_i64);
-                    if let Some(item) = lookup(single, id) {
-                        let meta = entry
-                            .get("meta")
-                            .cloned()
-                            .filter(|m| !m.is_null())
-                            .unwrap_or_else(|| json!({}));
-                        *entry = json!({"item": item, "meta": meta});
-                    }
-                }
-            }
-        }
-        ValueShape::CollectionLinks => {
-            if let Value::Array(entries) = value {
-                for entry in entries.iter_mut() {
-                    let cid = entry.get("related_collection_id").and_then(Value::as_i64);
-                    let id = entry.get("related_item_id").and_then(Value::as_i64);
-                    if let (Some(item), Some(cid), Some(id)) = (lookup(cid, id), cid, id) {
-                        *entry = json!({
-                            "related_collection_id": cid,
-                            "related_item_id": id,
-                            "item": item,
-                        });
-                    }
-                }
-            }
-        }
-        _ => {}
+/// A relation value as expansion writes it: the first [`EXPAND_PER_FIELD`] links the role may
+/// see replaced by their related resources (copied from `nested` as text), the others lean.
+struct LinksOut<'a> {
+    field: &'a FieldDef,
+    value: &'a Value,
+    nested: &'a HashMap<(i64, i64), Rendered>,
+}
+
+impl LinksOut<'_> {
+    fn lookup(&self, cid: Option<i64>, id: Option<i64>) -> Option<&RawValue> {
+        self.nested.get(&(cid?, id?)).map(AsRef::as_ref)
     }
+
+    /// Writes `entries`, each of the first [`EXPAND_PER_FIELD`] through `expand` (which answers
+    /// `None` to keep it lean).
+    fn seq<'v, S: Serializer, E: Serialize>(
+        serializer: S,
+        entries: &'v [Value],
+        expand: impl Fn(&'v Value) -> Option<E>,
+    ) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(entries.len()))?;
+        for (i, entry) in entries.iter().enumerate() {
+            match (i < EXPAND_PER_FIELD).then(|| expand(entry)).flatten() {
+                Some(expanded) => seq.serialize_element(&expanded)?,
+                None => seq.serialize_element(entry)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// `{item, meta}`: an expanded many_to_many entry.
+struct JunctionOut<'a> {
+    item: &'a RawValue,
+    meta: &'a Value,
+}
+
+impl Serialize for JunctionOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let empty = Value::Object(Map::new());
+        let meta = if self.meta.is_null() {
+            &empty
+        } else {
+            self.meta
+        };
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("item", self.item)?;
+        map.serialize_entry("meta", meta)?;
+        map.end()
+    }
+}
+
+/// `{related_collection_id, related_item_id, item}`: an expanded m2a entry.
+struct CollectionLinkOut<'a> {
+    collection_id: i64,
+    item_id: i64,
+    item: &'a RawValue,
+}
+
+impl Serialize for CollectionLinkOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("related_collection_id", &self.collection_id)?;
+        map.serialize_entry("related_item_id", &self.item_id)?;
+        map.serialize_entry("item", self.item)?;
+        map.end()
+    }
+}
+
+impl Serialize for LinksOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let single = related_collection(self.field);
+        match (self.field.shape(), self.value) {
+            (ValueShape::ItemId, value) => match self.lookup(single, value.as_i64()) {
+                Some(item) => item.serialize(serializer),
+                None => value.serialize(serializer),
+            },
+            (ValueShape::ItemIds, Value::Array(ids)) => {
+                Self::seq(serializer, ids, |id| self.lookup(single, id.as_i64()))
+            }
+            (ValueShape::JunctionLinks, Value::Array(entries)) => {
+                Self::seq(serializer, entries, |entry| {
+                    let id = entry.get("related_item_id").and_then(Value::as_i64);
+                    self.lookup(single, id).map(|item| JunctionOut {
+                        item,
+                        meta: entry.get("meta").unwrap_or(&Value::Null),
+                    })
+                })
+            }
+            (ValueShape::CollectionLinks, Value::Array(entries)) => {
+                Self::seq(serializer, entries, |entry| {
+                    let cid = entry.get("related_collection_id").and_then(Value::as_i64)?;
+                    let id = entry.get("related_item_id").and_then(Value::as_i64)?;
+                    self.lookup(Some(cid), Some(id))
+                        .map(|item| CollectionLinkOut {
+                            collection_id: cid,
+                            item_id: id,
+                            item,
+                        })
+                })
+            }
+            (_, value) => value.serialize(serializer),
+        }
+    }
+}
+
+/// An item's `data` with its expanded relation fields written through [`LinksOut`].
+struct DataOut<'a> {
+    data: &'a Map<String, Value>,
+    relation_fields: &'a [&'a FieldDef],
+    nested: &'a HashMap<(i64, i64), Rendered>,
+}
+
+impl Serialize for DataOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.data.len()))?;
+        for (key, value) in self.data {
+            match self.relation_fields.iter().find(|f| f.name.as_str() == key) {
+                Some(field) => map.serialize_entry(
+                    key,
+                    &LinksOut {
+                        field,
+                        value,
+                        nested: self.nested,
+                    },
+                )?,
+                None => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// The nine keys of CollectionItemResource.
+struct ResourceOut<'a> {
+    p: &'a Prepared,
+    data: DataOut<'a>,
+    user_created: Value,
+    user_updated: Value,
+}
+
+impl Serialize for ResourceOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let item = &self.p.item;
+        let mut map = serializer.serialize_map(Some(9))?;
+        map.serialize_entry("id", &item.id)?;
+        map.serialize_entry("collection_id", &item.collection_id)?;
+        map.serialize_entry("data", &self.data)?;
+        map.serialize_entry("created_at", &timestamp(item.created_at))?;
+        map.serialize_entry("updated_at", &timestamp(item.updated_at))?;
+        map.serialize_entry("user_created_id", &item.user_created_id)?;
+        map.serialize_entry("user_updated_id", &item.user_updated_id)?;
+        map.serialize_entry("user_created", &self.user_created)?;
+        map.serialize_entry("user_updated", &self.user_updated)?;
+        map.end()
+    }
+}
+
+fn to_text(value: &impl Serialize) -> Result<Rendered, ApiError> {
+    serde_json::value::to_raw_value(value).map_err(|err| ApiError::Internal(Box::new(err)))
 }
 
 /// Every file id referenced by file fields of `data`, inside blocks too.
@@ -406,18 +530,22 @@ impl Expand<'_> {
             .map_or(Value::Null, mini_user)
     }
 
-    /// The nine keys of CollectionItemResource.
-    fn resource(&self, p: Prepared) -> Value {
-        json!({
-            "id": p.item.id,
-            "collection_id": p.item.collection_id,
-            "data": Value::Object(p.data),
-            "created_at": timestamp(p.item.created_at),
-            "updated_at": timestamp(p.item.updated_at),
-            "user_created_id": p.item.user_created_id,
-            "user_updated_id": p.item.user_updated_id,
-            "user_created": self.user(p.item.user_created_id),
-            "user_updated": self.user(p.item.user_updated_id),
+    /// `p` as CollectionItemResource text, `relation_fields` expanded from `nested`.
+    fn render(
+        &self,
+        p: &Prepared,
+        relation_fields: &[&FieldDef],
+        nested: &HashMap<(i64, i64), Rendered>,
+    ) -> Result<Rendered, ApiError> {
+        to_text(&ResourceOut {
+            p,
+            data: DataOut {
+                data: &p.data,
+                relation_fields,
+                nested,
+            },
+            user_created: self.user(p.item.user_created_id),
+            user_updated: self.user(p.item.user_updated_id),
         })
     }
 }

@@ -14,8 +14,21 @@ use vellum_storage::items::{self, FilterScope, ListItems};
 use crate::actor::Actor;
 use crate::error::ApiError;
 use crate::query::{parse_list, parse_read};
-use crate::render::{render_item, render_items, render_written_item};
+use crate::render::{Rendered, render_item, render_items, render_written_item};
 use crate::state::AppState;
+
+/// A list's envelope, written around items already rendered to text.
+#[derive(serde::Serialize)]
+struct Page<'a> {
+    data: &'a [Rendered],
+    meta: Value,
+}
+
+/// `{ "data": … }` around one rendered item.
+#[derive(serde::Serialize)]
+struct One<'a> {
+    data: &'a Rendered,
+}
 
 fn collection_for(actor: &Actor, slug: &str) -> Result<Arc<Collection>, ApiError> {
     actor
@@ -107,15 +120,15 @@ pub async fn list(
         actor.snapshot.remember_total(total_key, page.total);
     }
     let data = render_items(&state, &actor, &collection, page.items, &query.read).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "data": data,
-        "meta": {
+    Ok(HttpResponse::Ok().json(Page {
+        data: &data,
+        meta: json!({
             "current_page": page.current_page,
             "last_page": page.last_page,
             "per_page": page.per_page,
             "total": page.total,
-        }
-    })))
+        }),
+    }))
 }
 
 #[utoipa::path(
@@ -154,7 +167,7 @@ pub async fn show(
     .await?
     .ok_or(ApiError::NotFound)?;
     let data = render_item(&state, &actor, &collection, item, &query).await?;
-    Ok(HttpResponse::Ok().json(json!({ "data": data })))
+    Ok(HttpResponse::Ok().json(One { data: &data }))
 }
 
 #[utoipa::path(
@@ -205,7 +218,7 @@ pub async fn create(
     .await?;
     state.content_changed().await;
     let data = render_written_item(&state, &actor, &collection, item, &query).await?;
-    Ok(HttpResponse::Created().json(json!({ "data": data })))
+    Ok(HttpResponse::Created().json(One { data: &data }))
 }
 
 #[utoipa::path(
@@ -267,7 +280,7 @@ pub async fn update(
     .await?;
     state.content_changed().await;
     let data = render_written_item(&state, &actor, &collection, item, &query).await?;
-    Ok(HttpResponse::Ok().json(json!({ "data": data })))
+    Ok(HttpResponse::Ok().json(One { data: &data }))
 }
 
 #[utoipa::path(

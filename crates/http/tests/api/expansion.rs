@@ -1222,3 +1222,63 @@ async fn related_items_are_expanded_exactly_when_the_role_lists_them() {
         }
     }
 }
+
+/// At most `EXPAND_PER_FIELD` (100) links of one relation field of one item are expanded; the
+/// rest stay lean links in order, so the array still holds every link (its length is the true
+/// count) and a response is bounded whatever the relation's size (security review 2026-11, R5).
+#[actix_web::test]
+async fn expansion_stops_after_100_links_per_field_and_keeps_the_rest_lean() {
+    let f = setup().await;
+    let mut tags = Vec::new();
+    for i in 0..130 {
+        tags.push(post(&f.app, "tags", json!({"label": format!("t{i}")})).await);
+    }
+    let links: Vec<Value> = tags
+        .iter()
+        .map(|id| json!({"related_item_id": id, "meta": {"weight": 1}}))
+        .collect();
+    let related: Vec<Value> = tags
+        .iter()
+        .map(|id| json!({"related_collection_id": f.tags_cid, "related_item_id": id}))
+        .collect();
+    let page = post(
+        &f.app,
+        "pages",
+        json!({"title": "many", "tags": links, "related": related}),
+    )
+    .await;
+    let path = format!("/api/v1/collections/pages/items/{page}?include=tags,related");
+    for item in [
+        f.get(None, &path).await["data"].clone(),
+        f.get(
+            None,
+            "/api/v1/collections/pages/items?include=tags,related&filter[title][_eq]=many",
+        )
+        .await["data"][0]
+            .clone(),
+    ] {
+        assert_nine_keys(&item);
+        let expanded = item["data"]["tags"].as_array().unwrap();
+        assert_eq!(expanded.len(), 130, "every link stays");
+        for (i, (entry, id)) in expanded.iter().zip(&tags).enumerate() {
+            if i < 100 {
+                assert_eq!(entry["item"]["id"], *id, "entry {i}");
+                assert_eq!(entry["item"]["data"]["label"], format!("t{i}"));
+                assert_eq!(entry["meta"], json!({"weight": 1}));
+            } else {
+                assert_eq!(
+                    *entry,
+                    json!({"related_item_id": id, "meta": {"weight": 1}}),
+                    "entry {i} stays lean"
+                );
+            }
+        }
+        let m2a = item["data"]["related"].as_array().unwrap();
+        assert_eq!(m2a.len(), 130);
+        assert_eq!(m2a[99]["item"]["id"], tags[99]);
+        assert_eq!(
+            m2a[100],
+            json!({"related_collection_id": f.tags_cid, "related_item_id": tags[100]})
+        );
+    }
+}
