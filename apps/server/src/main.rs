@@ -111,6 +111,12 @@ struct Config {
     #[arg(long, env = "VELLUM_CLIENT_DISCONNECT_TIMEOUT", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     client_disconnect_timeout: u64,
 
+    /// Seconds a response may wait for a client that stops reading (its window stays shut, or
+    /// what was sent stays unacknowledged) before the connection is aborted and the response's
+    /// memory freed (Linux: TCP_USER_TIMEOUT; ignored elsewhere).
+    #[arg(long, env = "VELLUM_WRITE_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    write_timeout: u64,
+
     /// Seconds reading a request body (uploads included) may wait for its next bytes before the
     /// client gets 408.
     #[arg(long, env = "VELLUM_BODY_READ_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
@@ -445,7 +451,9 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     let backends = config.backends(&http)?;
     sweep_staging(&backends).await;
     let state = vellum_http::AppState::with_backends(db, http, backends).await?;
+    let write_timeout = Duration::from_secs(config.write_timeout);
     let mut server = actix_web::HttpServer::new(move || vellum_http::app(state.clone()))
+        .on_connect(move |connection, _| limit_stalled_writes(connection, write_timeout))
         .shutdown_timeout(30)
         // Without it, a streamed body's last segment waits for the client's delayed ACK
         // (Nagle): file content and transforms took a fixed ~44 ms each (bench/run.sh).
@@ -464,6 +472,24 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     tracing::info!(listen = %config.listen, "serving");
     // actix-web stops gracefully on SIGTERM, SIGINT and SIGQUIT.
     server.run().await.map_err(ServerError::Serve)
+}
+
+/// A client that stops reading must not pin its response forever: a rendered page stays in
+/// memory until it is written (security review 2026-11, R9: twelve such clients held 3.3 GiB for
+/// over a minute), and actix has no write timeout. TCP_USER_TIMEOUT makes the kernel abort the
+/// connection once sent data stays unacknowledged, or the client's receive window stays shut
+/// (zero-window probes), for `timeout`; the dispatcher's next write then fails and the
+/// connection and its response are dropped. A client that keeps reading, however slowly, is
+/// not affected.
+fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: Duration) {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "fuchsia"))]
+    if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>()
+        && let Err(err) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout))
+    {
+        tracing::warn!(error = %err, "could not set the connection's write timeout");
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "fuchsia")))]
+    let _ = (connection, timeout);
 }
 
 /// Applies the demo project to a database without collections, then prints the demo key (shown
@@ -594,6 +620,7 @@ mod tests {
                 Some("1"),
             ),
             ("body_read_timeout", "VELLUM_BODY_READ_TIMEOUT", Some("30")),
+            ("write_timeout", "VELLUM_WRITE_TIMEOUT", Some("30")),
             (
                 "transform_memory",
                 "VELLUM_TRANSFORM_MEMORY",
@@ -709,6 +736,7 @@ mod tests {
             request_timeout: 30,
             client_request_timeout: 5,
             client_disconnect_timeout: 1,
+            write_timeout: 30,
             body_read_timeout: 30,
             log: "info".to_owned(),
             cache: Switch::On,

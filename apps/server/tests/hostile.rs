@@ -416,3 +416,76 @@ async fn request_lines_too_long_or_not_utf8_are_refused_cleanly() {
     eprintln!("raw non-UTF-8 request line: {:?}", ex.status());
     assert_eq!(h.server.get("/health/ready", None).await.status, 200);
 }
+
+/// A client that asks for a large response and stops reading (its receive window shuts) is cut
+/// off after `VELLUM_WRITE_TIMEOUT`, so it cannot pin the response on the server for good
+/// (security review 2026-11, R9: a rendered page stayed in memory for over a minute). Without
+/// the timeout, the same client can read the whole body whenever it likes.
+#[tokio::test]
+async fn a_client_that_stops_reading_is_cut_off_after_the_write_timeout() {
+    let db = TestDb::sqlite().await.unwrap();
+    let admin = Admin {
+        database_url: db.url().to_owned(),
+        redis_url: None,
+    };
+    let keys = admin.apply(&notes_manifest()).await;
+    let server = ServerConfig::new("write-timeout", db.url())
+        .env("VELLUM_WRITE_TIMEOUT", "2")
+        .start()
+        .await;
+    // Larger than the server's largest send buffer (tcp_wmem 4 MiB) plus the client's: the
+    // response cannot leave the server while the client does not read. Not compressible.
+    let size = 9 * 1024 * 1024;
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let bytes: Vec<u8> = (0..size)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect();
+    let up = server.upload(&keys["writer-key"], "big.bin", &bytes).await;
+    assert_eq!(up.status, 201, "{}", up.text());
+    let id = up.json()["data"]["id"].as_i64().unwrap();
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(server.addr).await.unwrap();
+    let request = format!(
+        "GET /api/v1/files/{id}/content HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Do not read for three times the timeout, then take whatever is left.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let started = Instant::now();
+    let mut received = 0usize;
+    let mut buf = vec![0u8; 64 * 1024];
+    let ended = loop {
+        match tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await {
+            Ok(Ok(0)) => break "eof",
+            Ok(Ok(n)) => received += n,
+            Ok(Err(_)) => break "error",
+            Err(_) => break "stalled",
+        }
+        if received > size {
+            break "whole body";
+        }
+    };
+    assert_ne!(
+        ended, "whole body",
+        "the stalled client still got all {size} bytes after 6 s"
+    );
+    assert_ne!(
+        ended, "stalled",
+        "the connection neither ended nor delivered"
+    );
+    assert!(
+        received < size,
+        "{received} of {size} bytes reached the client ({ended})"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The server itself is fine.
+    let list = server.get(ITEMS, None).await;
+    assert_eq!(list.status, 200);
+}
