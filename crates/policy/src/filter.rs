@@ -772,7 +772,16 @@ mod tests {
     fn query_operands_are_capped_in_characters() {
         let at = "é".repeat(MAX_OPERAND_CHARS);
         let over = "x".repeat(MAX_OPERAND_CHARS + 1);
-        for op in ["_contains", "_eq", "_neq", "_gt", "_gte", "_lt", "_lte", "_in"] {
+        for op in [
+            "_contains",
+            "_eq",
+            "_neq",
+            "_gt",
+            "_gte",
+            "_lt",
+            "_lte",
+            "_in",
+        ] {
             let key = format!("filter[title][{op}]");
             assert!(q(&[(&key, &at)]).is_ok(), "{op} at the cap");
             match q(&[(&key, &over)]) {
