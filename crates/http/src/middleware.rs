@@ -256,6 +256,10 @@ fn watch_body(payload: Payload, idle: Duration, progress: Arc<BodyProgress>) -> 
 /// bytes, which stream and carry their own validators), after
 /// authentication: the key holds the role, so roles never share entries, and the epoch makes the
 /// first read after any write a miss. `x-cache: hit|miss` says which it was.
+///
+/// Entries are bounded: the key is a fixed-size digest of what the request means
+/// ([`cache_key`]), and a body over [`MAX_ENTRY_BYTES`](crate::cache::MAX_ENTRY_BYTES) is served
+/// but not stored.
 pub async fn response_cache(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -267,14 +271,17 @@ pub async fn response_cache(
         .extensions()
         .get::<Actor>()
         .map(|a| (a.role.name.clone(), a.snapshot.epoch()));
-    let cacheable = req.method() == Method::GET && req.path().starts_with("/api/v1/collections");
-    let (Some(state), Some((role, epoch)), true) = (state, role, cacheable) else {
+    // Only GETs of the cached routes whose query the handler accepts have a key; the rest
+    // (404s, 422s) are answered uncached.
+    let key = (req.method() == Method::GET)
+        .then(|| role.as_ref().and_then(|(role, _)| cache_key(role, &req)))
+        .flatten();
+    let (Some(state), Some((_, epoch)), Some(key)) = (state, role, key) else {
         return next
             .call(req)
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
-    let key = cache_key(&role, req.path(), req.query_string());
     if let Some(hit) = state.cache().get(&key, epoch).await {
         let mut res =
             HttpResponse::build(StatusCode::from_u16(hit.status).unwrap_or(StatusCode::OK));
@@ -302,18 +309,14 @@ pub async fn response_cache(
     let bytes = actix_web::body::to_bytes(body)
         .await
         .map_err(|_| actix_web::error::ErrorInternalServerError("could not buffer the response"))?;
-    state
-        .cache()
-        .put(
-            key,
-            epoch,
-            CachedResponse {
-                status: 200,
-                content_type,
-                body: bytes.clone(),
-            },
-        )
-        .await;
+    let response = CachedResponse {
+        status: 200,
+        content_type,
+        body: bytes.clone(),
+    };
+    if response.fits() {
+        state.cache().put(key, epoch, response).await;
+    }
     let mut res = head.set_body(BoxBody::new(bytes));
     res.headers_mut().insert(
         HeaderName::from_static("x-cache"),
@@ -322,51 +325,167 @@ pub async fn response_cache(
     Ok(ServiceResponse::new(req, res))
 }
 
-/// Method is always GET here; the query is normalized (pairs decoded and sorted) so the same
-/// request written differently shares an entry. The locale is part of the query (and its
-/// default part of the snapshot, whose changes bump the epoch).
-fn cache_key(role: &str, path: &str, query: &str) -> String {
-    let mut pairs = crate::query::pairs(query);
-    // By name only, and stable: a repeated parameter keeps its order, because the handlers read
-    // its first occurrence (`locale=de&locale=en` and `locale=en&locale=de` differ).
-    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut key = String::with_capacity(role.len() + path.len() + query.len() + 8);
-    key.push_str("GET ");
-    key.push_str(role);
-    key.push(' ');
-    key.push_str(path);
-    key.push('?');
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            key.push('&');
+/// A cached route, from the request's path (percent-decoded as the router reads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CachedRoute<'a> {
+    /// `/collections`: reads no parameter.
+    Collections,
+    /// `/collections/{slug}`: reads no parameter.
+    Collection(&'a str),
+    /// `/collections/{slug}/items`: [`crate::query::ListParams`].
+    Items(&'a str),
+    /// `/collections/{slug}/items/{id}`: [`crate::query::ReadParams`].
+    Item(&'a str, i64),
+}
+
+impl<'a> CachedRoute<'a> {
+    /// `None` for every other path under `/api/v1/collections` (they answer 404, uncached).
+    fn of(path: &'a str) -> Option<Self> {
+        let rest = path.strip_prefix("/api/v1/collections")?;
+        if rest.is_empty() {
+            return Some(Self::Collections);
         }
-        key.push_str(&url::form_urlencoded::byte_serialize(k.as_bytes()).collect::<String>());
-        key.push('=');
-        key.push_str(&url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>());
+        let segments: Vec<&str> = rest.strip_prefix('/')?.split('/').collect();
+        match segments.as_slice() {
+            [slug] if !slug.is_empty() => Some(Self::Collection(slug)),
+            [slug, "items"] if !slug.is_empty() => Some(Self::Items(slug)),
+            // As the handler reads the id: `0042` and `+42` are item 42, anything else is 404.
+            [slug, "items", id] if !slug.is_empty() => id
+                .parse::<i64>()
+                .ok()
+                .filter(|id| *id > 0)
+                .map(|id| Self::Item(slug, id)),
+            _ => None,
+        }
     }
-    key
+}
+
+/// The cache key of a GET by `role`: a digest of the route and of the parameters its handler
+/// reads, parsed and written one way ([`crate::query::canonical_list`] and
+/// [`crate::query::canonical_read`]). Unknown parameters, their order and their spelling do not
+/// make new entries; the key is 64 hex digits whatever the URL's length. `None` when the request
+/// is not cacheable: not a cached route, or a query its handler refuses.
+fn cache_key(role: &str, req: &ServiceRequest) -> Option<String> {
+    // The path as the router matched it (`%61rticles` is `articles`), not as it was sent.
+    let route = CachedRoute::of(req.match_info().as_str())?;
+    let params = match route {
+        CachedRoute::Collections | CachedRoute::Collection(_) => String::new(),
+        CachedRoute::Items(_) => crate::query::canonical_list(req.query_string())?,
+        CachedRoute::Item(..) => crate::query::canonical_read(req.query_string())?,
+    };
+    Some(key_of(role, &route, &params))
+}
+
+fn key_of(role: &str, route: &CachedRoute<'_>, params: &str) -> String {
+    let mut key = crate::cache::key::KeyHasher::new("response v1");
+    key.part(role).debug_part(route).part(params);
+    key.finish_hex()
 }
 
 #[cfg(test)]
 mod tests {
+    use actix_web::test::TestRequest;
+
     use super::*;
 
+    fn key(role: &str, uri: &str) -> Option<String> {
+        cache_key(role, &TestRequest::get().uri(uri).to_srv_request())
+    }
+
+    const ITEMS: &str = "/api/v1/collections/a/items";
+
     #[test]
-    fn cache_keys_normalize_the_query_and_separate_roles() {
-        let a = cache_key("public", "/api/v1/collections/a/items", "page=2&locale=de");
-        let b = cache_key("public", "/api/v1/collections/a/items", "locale=de&page=2");
-        let c = cache_key("editor", "/api/v1/collections/a/items", "locale=de&page=2");
-        let d = cache_key("public", "/api/v1/collections/a/items", "locale=de&page=3");
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-        assert_ne!(a, d);
+    fn cache_keys_are_the_meaning_of_the_query() {
+        let k = |query: &str| key("public", &format!("{ITEMS}?{query}")).unwrap();
+        let a = k("page=2&locale=de");
+        assert_eq!(a.len(), 64);
+        assert_eq!(a, k("locale=de&page=2"));
+        assert_eq!(
+            a,
+            k("locale=de&page=02&u=1&zzz=x"),
+            "spelling, unknown parameters"
+        );
+        assert_eq!(
+            a,
+            k("locale=de&page=2&page=3"),
+            "the first occurrence is read"
+        );
+        assert_ne!(
+            a,
+            key("editor", &format!("{ITEMS}?locale=de&page=2")).unwrap()
+        );
+        assert_ne!(a, k("locale=de&page=3"));
+        assert_ne!(a, k("locale=de&page=2&per_page=5"));
+        assert_ne!(a, k("locale=de&page=2&sort=-id"));
+        assert_ne!(a, k("locale=de&page=2&include=files"));
+        assert_ne!(a, k("locale=de&page=2&include_all_translations=1"));
+        assert_ne!(a, k("locale=de&page=2&filter[title]=x"));
+        assert_eq!(
+            k("include_all_translations=yes&include=users,files"),
+            k("include=files,,users&include_all_translations=true")
+        );
         // A value holding `&` cannot forge another parameter.
-        let e = cache_key("public", "/p", "filter%5Bt%5D=a%26page%3D2");
-        let f = cache_key("public", "/p", "filter%5Bt%5D=a&page=2");
-        assert_ne!(e, f);
-        // Repeated parameters keep their order.
-        let g = cache_key("public", "/p", "locale=de&locale=en");
-        let h = cache_key("public", "/p", "locale=en&locale=de");
-        assert_ne!(g, h);
+        assert_ne!(k("filter%5Bt%5D=a%26page%3D2"), k("filter%5Bt%5D=a&page=2"));
+        // Repeated parameters keep their order: the handler reads the first.
+        assert_ne!(k("locale=de&locale=en"), k("locale=en&locale=de"));
+        // Filter conditions keep theirs, and a long operand still makes a short key.
+        assert_ne!(
+            k("filter[a][_eq]=1&filter[b][_eq]=2"),
+            k("filter[b][_eq]=2&filter[a][_eq]=1")
+        );
+        assert_eq!(k(&format!("filter[a]={}", "x".repeat(1024))).len(), 64);
+    }
+
+    #[test]
+    fn only_routes_and_queries_the_handlers_answer_have_keys() {
+        let items = |query: &str| key("public", &format!("{ITEMS}?{query}"));
+        for refused in [
+            "page=0",
+            "per_page=101",
+            "include_all_translations=maybe",
+            "filter[a][_like]=1",
+            "sort=bad%20name",
+            "filter[a]=x%00",
+            "locale_x=%00",
+            &format!("filter[a]={}", "x".repeat(1025)),
+        ] {
+            assert_eq!(items(refused), None, "{refused}");
+        }
+        // The show route reads no list parameter: a bad one is not refused there.
+        let show = |query: &str| key("public", &format!("{ITEMS}/7?{query}"));
+        assert_eq!(show("page=0"), show(""));
+        assert_eq!(
+            show("locale=de"),
+            key("public", &format!("{ITEMS}/07?locale=de"))
+        );
+        assert_ne!(show(""), key("public", &format!("{ITEMS}/8")));
+        assert!(show("include_all_translations=maybe").is_none());
+        for path in [
+            "/api/v1/collections",
+            "/api/v1/collections/a",
+            "/api/v1/collections/a/items/1",
+        ] {
+            assert_eq!(
+                key("public", &format!("{path}?u=1")),
+                key("public", path),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            key("public", "/api/v1/collections/%61/items"),
+            key("public", ITEMS),
+            "the path as routed"
+        );
+        for uncached in [
+            "/api/v1/collectionsx",
+            "/api/v1/collections/",
+            "/api/v1/collections/a/items/",
+            "/api/v1/collections/a/items/0",
+            "/api/v1/collections/a/items/x",
+            "/api/v1/collections/a/items/1/more",
+            "/api/v1/collections/a/other",
+        ] {
+            assert_eq!(key("public", uncached), None, "{uncached}");
+        }
     }
 }

@@ -485,7 +485,9 @@ pub struct ItemListParams {
     #[param(nullable = false)]
     pub include: Option<String>,
     /// `filter[field]=v` (contains) or `filter[field][_op]=v` with `_eq`, `_neq`, `_in`, `_gt`,
-    /// `_gte`, `_lt`, `_lte`, `_contains`, `_null`, `_nnull`; AND-ed, at most 32.
+    /// `_gte`, `_lt`, `_lte`, `_contains`, `_null`, `_nnull`; AND-ed, at most 32 conditions and
+    /// 100 `_in` values. Each operand (each `_in` value) is at most 1,024 characters; a longer
+    /// one gets 422 with `errors` naming the parameter (`filter[title][_contains]`).
     #[param(style = DeepObject, explode, value_type = Option<Object>, nullable = false)]
     pub filter: Option<BTreeMap<String, Value>>,
     /// Comma-separated fields, `-` for descending (`id`, `created_at`, `updated_at` too).

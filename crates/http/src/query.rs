@@ -90,45 +90,136 @@ fn parse_bool(raw: &str) -> Option<bool> {
     }
 }
 
-/// `locale`, `include_all_translations` and `include`.
-fn read_part(
-    pairs: &[(String, String)],
-    locales: &ContentLocales,
-    errors: &mut ValidationErrors,
-) -> ReadQuery {
-    let locale = match locales.resolve(first(pairs, "locale").filter(|l| !l.is_empty())) {
-        Ok(locale) => locale,
-        Err(_) => {
-            errors.add(
-                "locale",
-                "The selected locale is invalid: it must be one of the project's enabled content locales.",
-            );
-            locales.default_locale().clone()
+/// What a read asks for, as the query alone says it: the locale is not resolved yet (that needs
+/// the project's locales). Everything a read or list handler takes from its query goes through
+/// this type or [`ListParams`], and the response cache keys entries by them
+/// ([`canonical_read`], [`canonical_list`]): a parameter the handlers do not read cannot make a
+/// new cache entry, and one they read cannot be missing from the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadParams {
+    /// The first `locale`, unless empty (then the default locale).
+    pub locale: Option<String>,
+    pub all_translations: bool,
+    pub include: Include,
+}
+
+impl ReadParams {
+    /// `locale`, `include_all_translations` and `include` (their first occurrence).
+    fn parse(pairs: &[(String, String)], errors: &mut ValidationErrors) -> Self {
+        let all_translations = match first(pairs, "include_all_translations").map(parse_bool) {
+            None => false,
+            Some(Some(all)) => all,
+            Some(None) => {
+                errors.add(
+                    "include_all_translations",
+                    "The include_all_translations field must be true or false.",
+                );
+                false
+            }
+        };
+        Self {
+            locale: first(pairs, "locale")
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned),
+            all_translations,
+            include: first(pairs, "include")
+                .map(Include::parse)
+                .unwrap_or_default(),
         }
-    };
-    let all = match first(pairs, "include_all_translations").map(parse_bool) {
-        None => false,
-        Some(Some(all)) => all,
-        Some(None) => {
-            errors.add(
-                "include_all_translations",
-                "The include_all_translations field must be true or false.",
-            );
-            false
-        }
-    };
-    let selection = if all {
-        LocaleSelection::AllTranslations
-    } else {
-        LocaleSelection::Flatten(locale.clone())
-    };
-    ReadQuery {
-        locale,
-        selection,
-        include: first(pairs, "include")
-            .map(Include::parse)
-            .unwrap_or_default(),
     }
+
+    /// The query with its locale resolved against the project's.
+    fn resolve(self, locales: &ContentLocales, errors: &mut ValidationErrors) -> ReadQuery {
+        let locale = match locales.resolve(self.locale.as_deref()) {
+            Ok(locale) => locale,
+            Err(_) => {
+                errors.add(
+                    "locale",
+                    "The selected locale is invalid: it must be one of the project's enabled content locales.",
+                );
+                locales.default_locale().clone()
+            }
+        };
+        let selection = if self.all_translations {
+            LocaleSelection::AllTranslations
+        } else {
+            LocaleSelection::Flatten(locale.clone())
+        };
+        ReadQuery {
+            locale,
+            selection,
+            include: self.include,
+        }
+    }
+}
+
+/// What a list asks for, as the query alone says it (see [`ReadParams`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListParams {
+    pub read: ReadParams,
+    pub page: u64,
+    pub per_page: u64,
+    /// Every `filter[…]` pair, in order.
+    pub filter: Filter,
+    pub sort: Vec<SortKey>,
+}
+
+impl ListParams {
+    fn parse(pairs: &[(String, String)], errors: &mut ValidationErrors) -> Self {
+        let read = ReadParams::parse(pairs, errors);
+        let page = parse_bounded(pairs, "page", 1, u64::MAX, errors);
+        let per_page = parse_bounded(pairs, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE, errors);
+        let filter = match Filter::from_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+            Ok(filter) => filter,
+            Err(PolicyError::InvalidFilter { param, message }) => {
+                errors.add(param, message);
+                Filter::default()
+            }
+            Err(other) => {
+                errors.add("filter", other.to_string());
+                Filter::default()
+            }
+        };
+        let sort = match first(pairs, "sort").map(SortKey::parse_list) {
+            None => Vec::new(),
+            Some(Ok(keys)) => keys,
+            Some(Err(message)) => {
+                errors.add("sort", message);
+                Vec::new()
+            }
+        };
+        Self {
+            read,
+            page,
+            per_page,
+            filter,
+            sort,
+        }
+    }
+}
+
+/// The parameters of a read request written one way, for the response cache key: the same for
+/// every query the handler reads the same (parameters in any order, unknown ones, `true` or
+/// `yes`, `page=02`), different whenever it reads them differently (repeated parameters count
+/// once, by their first occurrence, as the handler reads them). `None` when the handler would
+/// refuse the query (422): such a request is not cached.
+#[must_use]
+pub fn canonical_read(query: &str) -> Option<String> {
+    let pairs = pairs(query);
+    let mut errors = ValidationErrors::new();
+    crate::nul::refuse_in_query(&pairs, &mut errors);
+    let params = ReadParams::parse(&pairs, &mut errors);
+    errors.is_empty().then(|| format!("{params:?}"))
+}
+
+/// As [`canonical_read`], for a list request (filter conditions keep their order).
+#[must_use]
+pub fn canonical_list(query: &str) -> Option<String> {
+    let pairs = pairs(query);
+    let mut errors = ValidationErrors::new();
+    crate::nul::refuse_in_query(&pairs, &mut errors);
+    let params = ListParams::parse(&pairs, &mut errors);
+    errors.is_empty().then(|| format!("{params:?}"))
 }
 
 /// The query of a show request.
@@ -139,7 +230,7 @@ pub fn parse_read(query: &str, locales: &ContentLocales) -> Result<ReadQuery, Ap
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
     crate::nul::refuse_in_query(&pairs, &mut errors);
-    let read = read_part(&pairs, locales, &mut errors);
+    let read = ReadParams::parse(&pairs, &mut errors).resolve(locales, &mut errors);
     errors.into_result(read).map_err(ApiError::Invalid)
 }
 
@@ -195,67 +286,37 @@ pub fn parse_list(
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
     crate::nul::refuse_in_query(&pairs, &mut errors);
-    let read = read_part(&pairs, locales, &mut errors);
-    let page = parse_bounded(&pairs, "page", 1, u64::MAX, &mut errors);
-    let per_page = parse_bounded(
-        &pairs,
-        "per_page",
-        DEFAULT_PER_PAGE,
-        MAX_PER_PAGE,
-        &mut errors,
-    );
+    let params = ListParams::parse(&pairs, &mut errors);
+    let read = params.read.resolve(locales, &mut errors);
     let usable = |field: &FilterField| match field {
         FilterField::Id | FilterField::CreatedAt | FilterField::UpdatedAt => true,
         FilterField::Data(name) => {
             collection.schema().field(name.as_str()).is_some() && fields.can_read(name.as_str())
         }
     };
-    let filter = match Filter::from_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
-        Ok(filter) => {
-            for condition in filter.conditions() {
-                if !usable(&condition.field) {
-                    errors.add(
-                        format!("filter[{}]", condition.field),
-                        format!("The field {} cannot be filtered on.", condition.field),
-                    );
-                }
-            }
-            filter
+    for condition in params.filter.conditions() {
+        if !usable(&condition.field) {
+            errors.add(
+                format!("filter[{}]", condition.field),
+                format!("The field {} cannot be filtered on.", condition.field),
+            );
         }
-        Err(PolicyError::InvalidFilter { param, message }) => {
-            errors.add(param, message);
-            Filter::default()
+    }
+    for key in &params.sort {
+        if !usable(&key.field) {
+            errors.add(
+                "sort",
+                format!("The field {} cannot be sorted on.", key.field),
+            );
         }
-        Err(other) => {
-            errors.add("filter", other.to_string());
-            Filter::default()
-        }
-    };
-    let sort = match first(&pairs, "sort").map(SortKey::parse_list) {
-        None => Vec::new(),
-        Some(Ok(keys)) => {
-            for key in &keys {
-                if !usable(&key.field) {
-                    errors.add(
-                        "sort",
-                        format!("The field {} cannot be sorted on.", key.field),
-                    );
-                }
-            }
-            keys
-        }
-        Some(Err(message)) => {
-            errors.add("sort", message);
-            Vec::new()
-        }
-    };
+    }
     errors
         .into_result(ListQuery {
             read,
-            page,
-            per_page,
-            filter,
-            sort,
+            page: params.page,
+            per_page: params.per_page,
+            filter: params.filter,
+            sort: params.sort,
         })
         .map_err(ApiError::Invalid)
 }

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ipnet::IpNet;
-use vellum_domain::{ContentLocales, HashKey};
-use vellum_policy::{CorsOrigins, KeyId, OriginAllowlist, Role};
+use vellum_domain::{ContentLocales, HashKey, LocaleCode};
+use vellum_policy::{CorsOrigins, Filter, KeyId, OriginAllowlist, Role};
 use vellum_storage::access::FoundKey;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore};
 use vellum_storage::collections::Collection;
@@ -21,6 +21,7 @@ use vellum_storage::files::DerivativeCap;
 use vellum_storage::project::ProjectSettings;
 use vellum_storage::{DatabaseConnection, StorageError};
 
+use crate::cache::key::KeyHasher;
 use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
 use crate::transforms::{TransformStats, Transforms};
 
@@ -119,10 +120,9 @@ pub struct Snapshot {
     roles: HashMap<String, Arc<Role>>,
     /// Keys looked up since the snapshot was built (including misses), bounded.
     keys: Mutex<HashMap<KeyId, Option<Arc<FoundKey>>>>,
-    /// Item list totals counted since the snapshot was built, by [`Snapshot::total_key`]. The
-    /// snapshot lives exactly as long as its epoch, and every write bumps the epoch, so a
-    /// remembered total is the current one.
-    totals: Mutex<HashMap<String, u64>>,
+    /// Item list totals counted since the snapshot was built. The snapshot lives exactly as long
+    /// as its epoch, and every write bumps the epoch, so a remembered total is the current one.
+    totals: TotalsMemo,
     epoch: u64,
     built: Instant,
 }
@@ -130,6 +130,56 @@ pub struct Snapshot {
 /// Key lookups remembered per snapshot; beyond this (a flood of random key ids) the memo is
 /// cleared rather than grown.
 const MAX_REMEMBERED_KEYS: usize = 10_000;
+
+/// Which list a total counts: a SHA-256 digest of the collection, the locale the filter compares
+/// translatable fields in, the request's filter and the role's item filter (sort and page do not
+/// change a total). Fixed-size on purpose: the filter alone can be as long as the URL, and a memo
+/// keyed by its text grew by 64 KB per anonymous request, to 600 MiB (security review R3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct TotalKey([u8; 32]);
+
+impl TotalKey {
+    pub(crate) fn new(
+        collection_id: i64,
+        locale: &LocaleCode,
+        filter: &Filter,
+        role_filter: Option<&Filter>,
+    ) -> Self {
+        let mut key = KeyHasher::new("list total v1");
+        key.part(&collection_id.to_string())
+            .part(locale.as_str())
+            .debug_part(filter)
+            .debug_part(&role_filter);
+        Self(key.finish())
+    }
+}
+
+/// Item list totals by [`TotalKey`]. Bounded by entries, which is bounding by bytes since every
+/// entry has the same size (a 32-byte key and a count: under 1 MiB at the cap); past
+/// [`MAX_REMEMBERED_KEYS`] the memo is cleared rather than grown.
+#[derive(Debug, Default)]
+pub(crate) struct TotalsMemo(Mutex<HashMap<TotalKey, u64>>);
+
+impl TotalsMemo {
+    fn get(&self, key: &TotalKey) -> Option<u64> {
+        self.lock().get(key).copied()
+    }
+
+    fn remember(&self, key: TotalKey, total: u64) {
+        let mut totals = self.lock();
+        if totals.len() >= MAX_REMEMBERED_KEYS {
+            totals.clear();
+        }
+        totals.insert(key, total);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TotalKey, u64>> {
+        // Single inserts: a panic while holding the lock cannot leave the map inconsistent.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 impl Snapshot {
     async fn load(db: &DatabaseConnection, epoch: u64) -> Result<Self, StorageError> {
@@ -166,7 +216,7 @@ impl Snapshot {
             hash_key,
             roles,
             keys: Mutex::new(HashMap::new()),
-            totals: Mutex::new(HashMap::new()),
+            totals: TotalsMemo::default(),
             epoch,
             built: Instant::now(),
         })
@@ -192,7 +242,7 @@ impl Snapshot {
             by_id: self.by_id.clone(),
             roles: self.roles.clone(),
             keys: Mutex::new(keys),
-            totals: Mutex::new(HashMap::new()),
+            totals: TotalsMemo::default(),
             epoch,
             built: self.built,
         }
@@ -247,24 +297,13 @@ impl Snapshot {
     }
 
     /// The remembered total of the list identified by `key`.
-    pub(crate) fn total(&self, key: &str) -> Option<u64> {
-        self.lock_totals().get(key).copied()
+    pub(crate) fn total(&self, key: &TotalKey) -> Option<u64> {
+        self.totals.get(key)
     }
 
-    /// Remembers the total of the list identified by `key` (bounded like the key memo).
-    pub(crate) fn remember_total(&self, key: String, total: u64) {
-        let mut totals = self.lock_totals();
-        if totals.len() >= MAX_REMEMBERED_KEYS {
-            totals.clear();
-        }
-        totals.insert(key, total);
-    }
-
-    fn lock_totals(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
-        // Single inserts: a panic while holding the lock cannot leave the map inconsistent.
-        self.totals
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Remembers the total of the list identified by `key` (bounded: see [`TotalsMemo`]).
+    pub(crate) fn remember_total(&self, key: TotalKey, total: u64) {
+        self.totals.remember(key, total);
     }
 
     fn lock_keys(&self) -> std::sync::MutexGuard<'_, HashMap<KeyId, Option<Arc<FoundKey>>>> {
@@ -444,6 +483,14 @@ impl AppState {
         self.inner.cache.as_ref()
     }
 
+    /// How many responses the cache holds now (every epoch's; in Redis, this namespace's),
+    /// `None` when Redis cannot be reached: tests check that requests differing only in what
+    /// the handlers ignore add no entry.
+    #[doc(hidden)]
+    pub async fn cached_entries(&self) -> Option<u64> {
+        self.inner.cache.entry_count().await
+    }
+
     pub(crate) async fn epoch(&self) -> u64 {
         self.inner.epoch.current().await
     }
@@ -560,4 +607,54 @@ fn differs(a: &Snapshot, b: &Snapshot) -> bool {
                 .get(name)
                 .is_none_or(|other| other.to_json() != role.to_json())
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn filter(pairs: &[(&str, &str)]) -> Filter {
+        Filter::from_query(pairs.iter().copied()).unwrap()
+    }
+
+    /// The memo's keys are 32 bytes whatever the filter, and each part of what a total depends
+    /// on gives another key.
+    #[test]
+    fn totals_are_remembered_under_fixed_size_keys() {
+        let en = LocaleCode::parse("en").unwrap();
+        let de = LocaleCode::parse("de").unwrap();
+        let short = filter(&[("filter[title][_contains]", "a")]);
+        let long = filter(&[
+            ("filter[title][_contains]", &"a".repeat(1024)),
+            ("filter[slug][_in]", &vec!["b".repeat(1024); 60].join(",")),
+        ]);
+        let role =
+            Filter::from_json("item_filter", &json!({"status": {"_eq": "published"}})).unwrap();
+        // No heap part: the whole key is inline, so the memo's size is its entry count.
+        assert_eq!(std::mem::size_of::<TotalKey>(), 32);
+        let key = TotalKey::new(1, &en, &short, None);
+        assert_eq!(key, TotalKey::new(1, &en, &short, None));
+        for other in [
+            TotalKey::new(2, &en, &short, None),
+            TotalKey::new(1, &de, &short, None),
+            TotalKey::new(1, &en, &long, None),
+            TotalKey::new(1, &en, &short, Some(&role)),
+            TotalKey::new(1, &en, &Filter::default(), None),
+        ] {
+            assert_ne!(key, other);
+        }
+
+        let memo = TotalsMemo::default();
+        memo.remember(key, 7);
+        assert_eq!(memo.get(&key), Some(7));
+        assert_eq!(memo.get(&TotalKey::new(1, &en, &long, None)), None);
+        // Bounded by entries: a flood of distinct lists clears the memo instead of growing it.
+        for i in 0..=MAX_REMEMBERED_KEYS {
+            let f = filter(&[("filter[title][_eq]", &i.to_string())]);
+            memo.remember(TotalKey::new(1, &en, &f, None), 1);
+            assert!(memo.lock().len() <= MAX_REMEMBERED_KEYS);
+        }
+    }
 }

@@ -52,6 +52,16 @@ use crate::PolicyError;
 /// before any work is done for it.
 pub const MAX_CONDITIONS: usize = 32;
 
+/// The longest operand, in characters, a request's filter may compare with (each value of an
+/// `_in` list counts alone). No title or slug a reader searches for comes near it, while an
+/// unbounded operand let every anonymous request carry 64 KB of filter into the server's list
+/// memos and cache keys (security review R3). Only the query form is capped: the JSON form is
+/// written by operators (a role's item filter), and a stored role must keep loading.
+pub const MAX_OPERAND_CHARS: usize = 1024;
+
+/// The most values an `_in` list may hold.
+pub const MAX_IN_VALUES: usize = 100;
+
 /// What a condition reads: a system key of the item or a field of its `data`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FilterField {
@@ -371,6 +381,7 @@ impl Filter {
                     message,
                 })?;
             let op = parse_op(op, Operand::Text(value), key)?;
+            check_operand_length(&op, key)?;
             conditions.push(Condition { field, op });
             check_count(conditions.len(), "filter")?;
         }
@@ -393,6 +404,36 @@ fn check_count(n: usize, root: &str) -> Result<(), PolicyError> {
     } else {
         Ok(())
     }
+}
+
+/// Refuses an operand longer than [`MAX_OPERAND_CHARS`] (any value of an `_in` list).
+fn check_operand_length(op: &FilterOp, param: &str) -> Result<(), PolicyError> {
+    // Bytes bound characters from above: only a long text is counted.
+    let long = |s: &str| s.len() > MAX_OPERAND_CHARS && s.chars().count() > MAX_OPERAND_CHARS;
+    let long_value = |v: &Value| matches!(v, Value::String(s) if long(s));
+    let message = match op {
+        FilterOp::Contains(needle) if long(needle) => {
+            format!("must not be longer than {MAX_OPERAND_CHARS} characters")
+        }
+        FilterOp::Eq(v)
+        | FilterOp::Neq(v)
+        | FilterOp::Gt(v)
+        | FilterOp::Gte(v)
+        | FilterOp::Lt(v)
+        | FilterOp::Lte(v)
+            if long_value(v) =>
+        {
+            format!("must not be longer than {MAX_OPERAND_CHARS} characters")
+        }
+        FilterOp::In(list) if list.iter().any(long_value) => {
+            format!("must not list a value longer than {MAX_OPERAND_CHARS} characters")
+        }
+        _ => return Ok(()),
+    };
+    Err(PolicyError::InvalidFilter {
+        param: param.to_owned(),
+        message,
+    })
 }
 
 /// `[a][b]` -> `["a", "b"]`; `None` for anything else.
@@ -471,7 +512,15 @@ fn parse_op(op: &str, operand: Operand<'_>, param: &str) -> Result<FilterOp, Pol
         "_lt" => FilterOp::Lt(scalar(&operand, param)?),
         "_lte" => FilterOp::Lte(scalar(&operand, param)?),
         "_in" => {
+            let too_many = || PolicyError::InvalidFilter {
+                param: param.to_owned(),
+                message: format!("lists more than {MAX_IN_VALUES} values"),
+            };
             let list: Vec<Value> = match operand {
+                // Counted before anything is copied: 30,000 commas must not become 30,000 values.
+                Operand::Text(s) if s.split(',').nth(MAX_IN_VALUES).is_some() => {
+                    return Err(too_many());
+                }
                 Operand::Text(s) => s
                     .split(',')
                     .map(|p| Value::String(p.trim().to_owned()))
@@ -486,11 +535,8 @@ fn parse_op(op: &str, operand: Operand<'_>, param: &str) -> Result<FilterOp, Pol
                     .collect(),
                 Operand::Json(other) => vec![scalar(&Operand::Json(other), param)?],
             };
-            if list.len() > 100 {
-                return Err(PolicyError::InvalidFilter {
-                    param: param.to_owned(),
-                    message: "lists more than 100 values".into(),
-                });
+            if list.len() > MAX_IN_VALUES {
+                return Err(too_many());
             }
             FilterOp::In(list)
         }
@@ -718,6 +764,54 @@ mod tests {
         let pairs: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), "1")).collect();
         assert!(Filter::from_query(pairs.iter().copied()).is_err());
         assert!(Filter::from_query(pairs.iter().take(MAX_CONDITIONS).copied()).is_ok());
+    }
+
+    /// Every operator with an operand is capped, counting characters (not bytes), each `_in`
+    /// value alone; the JSON form (a stored role's item filter) is not.
+    #[test]
+    fn query_operands_are_capped_in_characters() {
+        let at = "é".repeat(MAX_OPERAND_CHARS);
+        let over = "x".repeat(MAX_OPERAND_CHARS + 1);
+        for op in [
+            "_contains",
+            "_eq",
+            "_neq",
+            "_gt",
+            "_gte",
+            "_lt",
+            "_lte",
+            "_in",
+        ] {
+            let key = format!("filter[title][{op}]");
+            assert!(q(&[(&key, &at)]).is_ok(), "{op} at the cap");
+            match q(&[(&key, &over)]) {
+                Err(PolicyError::InvalidFilter { param, message }) => {
+                    assert_eq!(param, key);
+                    assert!(message.contains("1024 characters"), "{message}");
+                }
+                other => panic!("{op}: {other:?}"),
+            }
+        }
+        match q(&[("filter[title]", &over)]) {
+            Err(PolicyError::InvalidFilter { param, .. }) => assert_eq!(param, "filter[title]"),
+            other => panic!("plain form: {other:?}"),
+        }
+        let in_list = format!("a,{over},b");
+        match q(&[("filter[title][_in]", &in_list)]) {
+            Err(PolicyError::InvalidFilter { param, message }) => {
+                assert_eq!(param, "filter[title][_in]");
+                assert!(message.contains("value longer than"), "{message}");
+            }
+            other => panic!("_in: {other:?}"),
+        }
+        // 100 values of the longest kind are one list; 101 short ones are refused.
+        let hundred = vec!["y".repeat(MAX_OPERAND_CHARS); MAX_IN_VALUES].join(",");
+        assert!(q(&[("filter[title][_in]", &hundred)]).is_ok());
+        let too_many = vec!["y"; MAX_IN_VALUES + 1].join(",");
+        assert!(q(&[("filter[title][_in]", &too_many)]).is_err());
+        // `_null` takes a flag, never a long operand.
+        assert!(q(&[("filter[title][_null]", &over)]).is_err());
+        assert!(Filter::from_json("item_filter", &json!({"title": {"_eq": over}})).is_ok());
     }
 
     #[test]

@@ -59,7 +59,10 @@ pub use client::{ClientAddr, client_addr};
 pub use decision::{Decision, Reason};
 pub use error::PolicyError;
 pub use files::{FileExpansion, Visibility, effective_visibility};
-pub use filter::{Condition, Filter, FilterField, FilterOp, ItemRef, MAX_CONDITIONS};
+pub use filter::{
+    Condition, Filter, FilterField, FilterOp, ItemRef, MAX_CONDITIONS, MAX_IN_VALUES,
+    MAX_OPERAND_CHARS,
+};
 pub use grants::{
     CollectionAction, CollectionGrant, FieldPolicy, FieldRule, FileAction, FileGrants, Role,
     WriteEcho,

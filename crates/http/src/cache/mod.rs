@@ -5,6 +5,11 @@
 //! fresh. The 120 s TTL is only a safety net for changes made behind the server's back. Both
 //! pieces are traits so a shared backend (Redis, for several replicas) can replace the in-process
 //! one without touching the handlers.
+//!
+//! Every backend is bounded: an entry's key is a fixed-size digest of what the request means
+//! ([`key`]), a response larger than [`MAX_ENTRY_BYTES`] is never stored, and the in-process
+//! cache holds at most a fixed number of bytes. Redis is bounded by its own `maxmemory`, which
+//! operators must set (docs/operations.md).
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,12 +19,22 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
+pub(crate) mod key;
 pub mod redis;
 
 pub use redis::RedisBackend;
 
 /// The safety-net lifetime of a cached response (the spec's Limits table).
 pub const CACHE_TTL: Duration = Duration::from_secs(120);
+
+/// The largest response body a cache stores (1 MiB); a larger one is served uncached. A page of
+/// 100 ordinary items is far smaller, while an entry of 25 MB (100 items each expanding 1,000
+/// related ones) made a few anonymous requests fill Redis by the gigabyte (security review R6),
+/// and would take a good part of the in-process cache's 64 MiB alone.
+pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
+
+/// The in-process cache's default size.
+pub const DEFAULT_MEMORY_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A global counter bumped by every write.
 #[async_trait]
@@ -53,13 +68,24 @@ pub struct CachedResponse {
     pub body: Bytes,
 }
 
+impl CachedResponse {
+    /// Whether a cache may store it: its body is at most [`MAX_ENTRY_BYTES`].
+    #[must_use]
+    pub fn fits(&self) -> bool {
+        self.body.len() <= MAX_ENTRY_BYTES
+    }
+}
+
 /// Where cached responses live.
 #[async_trait]
 pub trait ResponseCache: Send + Sync + fmt::Debug {
     /// The response stored under `key` at `epoch`; an entry from another epoch is a miss.
     async fn get(&self, key: &str, epoch: u64) -> Option<CachedResponse>;
-    /// Stores `response` under `key`, computed at `epoch`.
+    /// Stores `response` under `key`, computed at `epoch`, unless it does not [fit](CachedResponse::fits).
     async fn put(&self, key: String, epoch: u64, response: CachedResponse);
+    /// How many entries the cache holds now (every epoch's), for tests and diagnostics; `None`
+    /// when it cannot tell (Redis unreachable).
+    async fn entry_count(&self) -> Option<u64>;
 }
 
 /// The in-process cache: `moka`, bounded by the bytes it holds.
@@ -93,7 +119,7 @@ impl MemoryCache {
 
 impl Default for MemoryCache {
     fn default() -> Self {
-        Self::new(64 * 1024 * 1024, CACHE_TTL)
+        Self::new(DEFAULT_MEMORY_CACHE_BYTES, CACHE_TTL)
     }
 }
 
@@ -105,7 +131,15 @@ impl ResponseCache for MemoryCache {
     }
 
     async fn put(&self, key: String, epoch: u64, response: CachedResponse) {
-        self.entries.insert(key, Arc::new((epoch, response))).await;
+        if response.fits() {
+            self.entries.insert(key, Arc::new((epoch, response))).await;
+        }
+    }
+
+    async fn entry_count(&self) -> Option<u64> {
+        // moka counts lazily: settle pending inserts and evictions first.
+        self.entries.run_pending_tasks().await;
+        Some(self.entries.entry_count())
     }
 }
 
@@ -120,6 +154,10 @@ impl ResponseCache for NoCache {
     }
 
     async fn put(&self, _key: String, _epoch: u64, _response: CachedResponse) {}
+
+    async fn entry_count(&self) -> Option<u64> {
+        Some(0)
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +192,21 @@ mod tests {
         assert!(cache.get("k", 0).await.is_some());
         tokio::time::sleep(Duration::from_millis(120)).await;
         assert_eq!(cache.get("k", 0).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_response_over_the_entry_cap_is_not_stored() {
+        let cache = MemoryCache::default();
+        let mut big = response("");
+        big.body = Bytes::from(vec![b' '; MAX_ENTRY_BYTES + 1]);
+        assert!(!big.fits());
+        cache.put("big".into(), 0, big).await;
+        assert_eq!(cache.get("big", 0).await, None);
+        let mut at_cap = response("");
+        at_cap.body = Bytes::from(vec![b' '; MAX_ENTRY_BYTES]);
+        cache.put("at".into(), 0, at_cap.clone()).await;
+        assert_eq!(cache.get("at", 0).await, Some(at_cap));
+        assert_eq!(cache.entry_count().await, Some(1));
     }
 
     #[tokio::test]

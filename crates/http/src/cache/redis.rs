@@ -317,7 +317,8 @@ impl ResponseCache for RedisBackend {
     }
 
     async fn put(&self, key: String, epoch: u64, response: CachedResponse) {
-        if !self.available() || epoch >= OFFLINE_OFFSET {
+        // Without this cap one anonymous list page of 25 MB was one 25 MB value (review R6).
+        if !response.fits() || !self.available() || epoch >= OFFLINE_OFFSET {
             return;
         }
         let entry_key = self.entry_key(&key, epoch);
@@ -336,12 +337,54 @@ impl ResponseCache for RedisBackend {
             .await;
         self.record(&result);
     }
+
+    /// Counts the cached responses of this namespace with `SCAN` (never `KEYS`, which blocks
+    /// Redis): for tests and diagnostics, not for request paths.
+    async fn entry_count(&self) -> Option<u64> {
+        let pattern = format!("{}*", glob_escape(&self.cache_prefix));
+        let result = self
+            .run(|mut conn| async move {
+                let mut cursor = 0_u64;
+                let mut count = 0_u64;
+                loop {
+                    let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1000)
+                        .query_async(&mut conn)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    count += u64::try_from(keys.len()).unwrap_or(u64::MAX);
+                    if next == 0 {
+                        return Ok(count);
+                    }
+                    cursor = next;
+                }
+            })
+            .await;
+        self.record(&result);
+        result.ok()
+    }
 }
 
 impl RedisBackend {
     fn entry_key(&self, key: &str, epoch: u64) -> String {
         format!("{}{epoch}:{key}", self.cache_prefix)
     }
+}
+
+/// `text` as a `SCAN MATCH` pattern matching itself only.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `status (2 bytes, big-endian) | content-type length (2) | content type | body`.

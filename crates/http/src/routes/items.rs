@@ -96,10 +96,12 @@ pub async fn list(
     let role_filter = actor.role.item_filter(&collection.slug);
     // The total depends on the collection, the query's filter and the locale it compares
     // translatable fields in, and the role's filter (always compared in the default locale);
-    // sort and page do not change it.
-    let total_key = format!(
-        "{}|{}|{:?}|{:?}",
-        collection.id, query.read.locale, query.filter, role_filter
+    // sort and page do not change it. The key is a fixed-size digest of them (review R3).
+    let total_key = crate::state::TotalKey::new(
+        collection.id,
+        &query.read.locale,
+        &query.filter,
+        role_filter,
     );
     let known_total = actor.snapshot.total(&total_key);
     let page = items::list_items_with_total(

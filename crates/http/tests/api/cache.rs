@@ -1,11 +1,17 @@
 //! The public API response cache: hits replay the same body, every write makes the next read of
 //! every role fresh, roles never share entries, and only 200 responses are kept.
 
-use actix_web::http::{Method, StatusCode};
-use serde_json::{Value, json};
-use vellum_http::HttpConfig;
+use std::sync::Arc;
 
-use crate::support::{Response, TestApp, blog};
+use actix_web::http::{Method, StatusCode};
+use actix_web::test;
+use serde_json::{Value, json};
+use vellum_http::cache::{MAX_ENTRY_BYTES, RedisBackend};
+use vellum_http::{AppState, Backends, HttpConfig};
+use vellum_policy::MAX_OPERAND_CHARS;
+use vellum_storage::blob::ObjectBlobStore;
+
+use crate::support::{REDIS_ENV, Response, TestApp, blog};
 
 const ARTICLES: &str = "/api/v1/collections/articles/items";
 
@@ -444,4 +450,148 @@ async fn a_grant_change_behind_the_servers_back_is_seen_once_the_snapshot_expire
         &app.get_as("editor-key", ARTICLES).await,
         "editor after a grant change",
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounded entries (issue 28, R3 and R6): keys by meaning, a size cap per entry
+// ---------------------------------------------------------------------------------------------
+
+/// Another replica of `app`'s database over `backends` (in-process or Redis, whatever the
+/// environment says for `app` itself).
+async fn replica_with(app: &TestApp, backends: impl FnOnce(&HttpConfig) -> Backends) -> AppState {
+    let config = HttpConfig {
+        base_url: crate::support::BASE_URL.to_owned(),
+        ..HttpConfig::default()
+    };
+    let backends = backends(&config);
+    AppState::with_backends(app.db.conn.clone(), config, backends)
+        .await
+        .unwrap()
+}
+
+fn blobs() -> Arc<ObjectBlobStore> {
+    Arc::new(ObjectBlobStore::in_memory())
+}
+
+/// 1,000 anonymous lists differing only in a parameter no handler reads make one entry, and all
+/// but the first are hits; the same for the other cached routes.
+async fn unknown_parameters_add_at_most_one_entry(state: &AppState) {
+    let service = test::init_service(vellum_http::app(state.clone())).await;
+    let get = |path: String| {
+        let service = &service;
+        async move {
+            let req = TestApp::request(Method::GET, &path).to_request();
+            let res = test::call_service(service, req).await;
+            let status = res.status();
+            let cache = res
+                .headers()
+                .get("x-cache")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let body: Value = test::read_body_json(res).await;
+            (status, cache, body)
+        }
+    };
+    assert_eq!(state.cached_entries().await, Some(0));
+    let mut id = Value::Null;
+    for i in 0..1000 {
+        let (status, cache, body) = get(format!("{ARTICLES}?u={i}&per_page=10&zz{i}=1")).await;
+        assert_eq!(status, StatusCode::OK, "{i}");
+        let expected = if i == 0 { "miss" } else { "hit" };
+        assert_eq!(cache.as_deref(), Some(expected), "{i}");
+        id = body["data"][0]["id"].clone();
+    }
+    assert_eq!(state.cached_entries().await, Some(1));
+    for path in [
+        format!("{ARTICLES}/{id}"),
+        "/api/v1/collections".to_owned(),
+        "/api/v1/collections/articles".to_owned(),
+    ] {
+        for i in 0..50 {
+            let (status, ..) = get(format!("{path}?page={i}&u={i}")).await;
+            assert_eq!(status, StatusCode::OK, "{path}");
+        }
+    }
+    assert_eq!(state.cached_entries().await, Some(4));
+}
+
+#[actix_web::test]
+async fn unknown_parameters_add_no_entry_in_the_in_process_cache() {
+    let app = TestApp::new(blog()).await;
+    let state = replica_with(&app, |config| Backends::local(config, blobs())).await;
+    unknown_parameters_add_at_most_one_entry(&state).await;
+}
+
+#[actix_web::test]
+async fn unknown_parameters_add_no_entry_in_redis() {
+    let Some(url) = std::env::var(REDIS_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
+        eprintln!("skipped: {REDIS_ENV} is not set");
+        return;
+    };
+    let app = TestApp::new(blog()).await;
+    let namespace = format!("vellum-test-{}:", uuid::Uuid::new_v4());
+    let redis = RedisBackend::new(url.trim(), 4)
+        .unwrap()
+        .with_namespace(&namespace);
+    let state = replica_with(&app, |config| Backends::redis(config, blobs(), redis)).await;
+    unknown_parameters_add_at_most_one_entry(&state).await;
+}
+
+/// A response over the per-entry cap is served whole, every time, and never stored; smaller ones
+/// still are. Runs on whichever cache the test apps use (Redis when configured).
+#[actix_web::test]
+async fn a_response_over_the_entry_cap_is_served_but_not_cached() {
+    let app = TestApp::new(blog()).await;
+    let title = "t".repeat(MAX_ENTRY_BYTES + 1);
+    let created = app
+        .json(
+            Method::POST,
+            Some("editor-key"),
+            ARTICLES,
+            json!({"data": {"title": title, "status": "draft"}}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let id = created.json()["data"]["id"].as_i64().unwrap();
+    let show = format!("{ARTICLES}/{id}");
+    let before = app.state.cached_entries().await;
+    for _ in 0..3 {
+        let res = app.get_as("editor-key", &show).await;
+        assert_eq!(res.status, StatusCode::OK);
+        assert_eq!(res.header("x-cache"), Some("miss"));
+        assert!(res.body.len() > MAX_ENTRY_BYTES);
+        assert_eq!(res.json()["data"]["data"]["title"].as_str(), Some(&*title));
+    }
+    assert_eq!(app.state.cached_entries().await, before);
+    let small = format!("{ARTICLES}?per_page=1");
+    assert_eq!(
+        app.get_as("editor-key", &small).await.header("x-cache"),
+        Some("miss")
+    );
+    assert_hit(&app.get_as("editor-key", &small).await, "a small page");
+    assert_eq!(
+        app.state.cached_entries().await,
+        before.map(|n| n + 1),
+        "the small page is one entry"
+    );
+}
+
+/// An over-long filter operand is refused before the cache is consulted: never answered from an
+/// entry, never stored.
+#[actix_web::test]
+async fn an_over_long_filter_operand_is_never_cached() {
+    let app = TestApp::new(blog()).await;
+    let path = format!(
+        "{ARTICLES}?filter[title]={}",
+        "x".repeat(MAX_OPERAND_CHARS + 1)
+    );
+    for _ in 0..2 {
+        let res = app.get(&path).await;
+        assert_eq!(res.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_not_hit(&res, "over-long operand");
+    }
+    assert_eq!(app.state.cached_entries().await, Some(0));
 }

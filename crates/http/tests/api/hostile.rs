@@ -433,8 +433,12 @@ async fn very_long_query_strings_are_answered_quickly() {
     let room = MAX_URI - ITEMS.len() - 1;
     let value = |prefix: &str| format!("{prefix}{}", "x".repeat(room - prefix.len()));
     let cases = [
-        // Filter values have no documented cap: one as long as a URI is compared, quickly.
-        ("64 KiB filter value", value("filter[title][_eq]="), None),
+        // Filter operands are capped at 1,024 characters (issue 28, R3).
+        (
+            "64 KiB filter value",
+            value("filter[title][_eq]="),
+            Some("filter[title][_eq]"),
+        ),
         ("64 KiB sort", value("sort="), Some("sort")),
         (
             "64 KiB field name",
@@ -487,6 +491,51 @@ async fn very_long_query_strings_are_answered_quickly() {
             assert_envelope(&res, what);
         }
     }
+}
+
+/// Every operator's operand is capped at 1,024 characters (not bytes); each `_in` value counts
+/// alone. Over it, 422 naming the parameter, whatever the operator (issue 28, R3: 65 KB filters
+/// grew the list-totals memo to 600 MiB).
+#[actix_web::test]
+async fn an_over_long_filter_operand_is_a_422_naming_the_parameter() {
+    use vellum_policy::MAX_OPERAND_CHARS;
+    let app = TestApp::new(blog()).await;
+    let over = "x".repeat(MAX_OPERAND_CHARS + 1);
+    // `é`, percent-encoded: 1,024 characters in 2,048 bytes.
+    let at = "%C3%A9".repeat(MAX_OPERAND_CHARS);
+    for param in [
+        "filter[title]",
+        "filter[title][_contains]",
+        "filter[title][_eq]",
+        "filter[title][_neq]",
+        "filter[views][_gt]",
+        "filter[views][_gte]",
+        "filter[created_at][_lt]",
+        "filter[id][_lte]",
+        "filter[status][_in]",
+    ] {
+        let res = app.get(&format!("{ITEMS}?{param}={over}")).await;
+        assert_names(&res, param, param);
+        let expected = if param.ends_with("[_in]") {
+            "must not list a value longer than 1024 characters"
+        } else {
+            "must not be longer than 1024 characters"
+        };
+        assert_eq!(res.json()["errors"][param], json!([expected]), "{param}");
+        // At the cap (in characters: 2,048 bytes here) the filter is answered.
+        let res = app.get(&format!("{ITEMS}?{param}={at}")).await;
+        assert_eq!(res.status, StatusCode::OK, "{param} at the cap");
+    }
+    let res = app
+        .get(&format!(
+            "{ITEMS}?filter[status][_in]=draft,{over},published"
+        ))
+        .await;
+    assert_names(&res, "filter[status][_in]", "_in value");
+    assert_eq!(
+        res.json()["errors"]["filter[status][_in]"],
+        json!(["must not list a value longer than 1024 characters"])
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
