@@ -21,7 +21,8 @@ clippy:
 test:
     .ci/run services test
 
-# The reduced transform soak of issue 27 against the debug server (bench/README.md).
+# The reduced transform soak (issue 27) and resource soak (issue 28) against the debug server
+# (bench/README.md).
 soak:
     .ci/run soak
 

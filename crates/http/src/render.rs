@@ -197,7 +197,7 @@ pub async fn render_item(
 fn prepare(
     actor: &Actor,
     collection: Arc<Collection>,
-    item: Item,
+    mut item: Item,
     selection: &LocaleSelection,
 ) -> Prepared {
     let mut data = flatten_for_read(
@@ -206,6 +206,8 @@ fn prepare(
         selection,
         &actor.snapshot.locales,
     );
+    // The stored form is not read again: freed now, a page does not hold its data twice.
+    item.data = Map::new();
     actor.role.field_policy(&collection.slug).redact(&mut data);
     Prepared {
         collection,
