@@ -1,7 +1,14 @@
-//! Storing an uploaded file: the bytes stream into the blob store (hashed and counted on the
-//! way, never held whole in memory), the first bytes are kept aside to sniff the MIME type and
-//! read image dimensions, then the `files` row is written. Used by `POST /files` and by the demo
-//! project's sample images.
+//! Storing an uploaded file: the bytes stream into the blob store's staging area (hashed and
+//! counted on the way, never held whole in memory), the first bytes are kept aside to sniff the
+//! MIME type and read image dimensions, then the blob is published and the `files` row written.
+//! Used by `POST /files` and by the demo project's sample images.
+//!
+//! Identical uploads share one content-addressed blob, so cleaning up after a failed upload must
+//! remove only what that request wrote (review finding R12: a refused upload used to delete the
+//! blob of a concurrent accepted one). A refused form ([`discard`]) never published and releases
+//! only its staged copy; an upload whose row cannot be written deletes the blob only through
+//! [`delete_unused_blob`], which re-checks under the lock rows are written under. The protocol is
+//! described in [`vellum_storage::blob`].
 
 use std::sync::{Arc, Mutex};
 
@@ -10,8 +17,8 @@ use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use vellum_imaging::{PROBE_BYTES, Probe, probe};
 use vellum_policy::{Authorized, FileWrite};
-use vellum_storage::blob::{BlobStore, StoredBlob};
-use vellum_storage::files::{NewFile, StoredFile, create_file};
+use vellum_storage::blob::{BlobStore, StagedBlob};
+use vellum_storage::files::{NewFile, StoredFile, create_uploaded_file, delete_unused_blob};
 use vellum_storage::{DatabaseConnection, StorageError};
 
 /// What an upload says about itself besides its bytes.
@@ -24,14 +31,16 @@ pub struct Upload {
     pub limit: Option<u64>,
 }
 
-/// An upload's bytes, stored, with what its first bytes say it is.
+/// An upload's bytes, staged (not yet published), with what its first bytes say it is. Hand it
+/// to [`record`] or [`discard`]: either releases the staged copy.
 #[derive(Debug, Clone)]
 pub struct Received {
-    pub blob: StoredBlob,
+    pub staged: StagedBlob,
     pub probe: Probe,
 }
 
-/// Streams `body` into `blobs` (at most `limit` bytes), keeping its head aside for [`probe`].
+/// Streams `body` into `blobs`' staging area (at most `limit` bytes), keeping its head aside for
+/// [`probe`].
 ///
 /// # Errors
 /// [`StorageError::TooLarge`] past the limit (nothing kept), or a blob store error.
@@ -56,14 +65,14 @@ pub async fn receive(
             chunk
         })
         .boxed();
-    let blob = blobs.put_stream(body, limit).await?;
+    let staged = blobs.stage(body, limit).await?;
     let probe = {
         let head = head
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         with_markup(probe(&head), &head)
     };
-    Ok(Received { blob, probe })
+    Ok(Received { staged, probe })
 }
 
 /// Markup the magic-number sniffer does not know (`<svg …>`, `<html>` after a BOM, any document
@@ -92,28 +101,19 @@ fn with_markup(mut probe: Probe, head: &[u8]) -> Probe {
     probe
 }
 
-/// Deletes a received blob that no file row uses (content addressing: another file may share it).
-pub async fn discard(db: &DatabaseConnection, blobs: &dyn BlobStore, received: &Received) {
-    let key = &received.blob.key;
-    match vellum_storage::files::blob_in_use(db, key).await {
-        Ok(false) => {
-            if let Err(err) = blobs.delete(key).await {
-                tracing::warn!(error = %crate::error::error_chain(&err), "could not delete an unused upload");
-            }
-        }
-        Ok(true) => {}
-        Err(err) => {
-            tracing::warn!(error = %crate::error::error_chain(&err), "could not check an upload's blob");
-        }
-    }
+/// Drops an upload that was refused before anything was published (an invalid form): only its
+/// own staged copy goes. The blob its bytes would have made may be another upload's.
+pub async fn discard(blobs: &dyn BlobStore, received: Received) {
+    blobs.release(received.staged).await;
 }
 
-/// Writes the `files` row of a received upload under the policy's `grant`; on failure the blob
-/// is discarded.
+/// Publishes a received upload and writes its `files` row under the policy's `grant`. On
+/// failure nothing of the upload remains: the blob is deleted unless a row names it (checked
+/// under the lock rows are written under); either way the staged copy is released.
 ///
 /// # Errors
-/// A database error, or [`StorageError::Conflict`] for a parent that is not a live folder the
-/// grant reaches.
+/// A database or blob store error, or [`StorageError::Conflict`] for a parent that is not a live
+/// folder the grant reaches.
 pub async fn record(
     db: &DatabaseConnection,
     blobs: &dyn BlobStore,
@@ -121,25 +121,35 @@ pub async fn record(
     received: Received,
     upload: Upload,
 ) -> Result<StoredFile, StorageError> {
+    let Received { staged, probe } = received;
     let new = NewFile {
         parent_id: upload.parent_id,
         filename: upload.filename,
-        mime_type: Some(received.probe.mime_type.clone()),
-        extension: received.probe.extension.clone(),
-        filesize: i64::try_from(received.blob.size).ok(),
-        width: received.probe.width.and_then(|w| i32::try_from(w).ok()),
-        height: received.probe.height.and_then(|h| i32::try_from(h).ok()),
-        content_hash: Some(received.blob.sha256.clone()),
-        storage_key: Some(received.blob.key.clone()),
+        mime_type: Some(probe.mime_type),
+        extension: probe.extension,
+        filesize: i64::try_from(staged.blob.size).ok(),
+        width: probe.width.and_then(|w| i32::try_from(w).ok()),
+        height: probe.height.and_then(|h| i32::try_from(h).ok()),
+        content_hash: Some(staged.blob.sha256.clone()),
+        storage_key: Some(staged.blob.key.clone()),
         title: upload.title,
     };
-    match create_file(db, grant, new).await {
-        Ok(file) => Ok(file),
+    // Published before the row's transaction, so that copying new content into place (a
+    // server-side copy on S3) does not hold the lock; the transaction only checks it is there.
+    let created = match blobs.publish(&staged).await {
+        Ok(()) => create_uploaded_file(db, grant, new, blobs, &staged).await,
         Err(err) => {
-            discard(db, blobs, &received).await;
-            Err(err)
+            blobs.release(staged).await;
+            return Err(err);
         }
+    };
+    if created.is_err()
+        && let Err(err) = delete_unused_blob(db, blobs, &staged.blob.key).await
+    {
+        tracing::warn!(error = %crate::error::error_chain(&err), "could not delete the blob of a failed upload");
     }
+    blobs.release(staged).await;
+    created
 }
 
 /// Streams `body` into `blobs` and records the file ([`receive`] then [`record`]).

@@ -10,9 +10,25 @@
 //! down to the tests: one contract runs against both (`tests/blob.rs`, `tests/blob_s3.rs`).
 //!
 //! Uploads are content-addressed (`sha256/<2 hex>/<64 hex>`): the key is only known once the last
-//! byte is read, so an upload is first streamed to a temporary object under `tmp/` and moved into
-//! place at the end. Identical files therefore share one blob, and a failed or oversized upload
+//! byte is read, so an upload is first streamed to a staged object under `tmp/`
+//! ([`BlobStore::stage`]) and copied into place ([`BlobStore::publish`]) once the request is
+//! known to be valid. Identical files therefore share one blob, and a failed or oversized upload
 //! never leaves a half-written object under a key someone could read.
+//!
+//! Sharing is what makes deletion dangerous: a blob may only go when no file row names it, and
+//! an upload of the same bytes may be between its publish and its row at that very moment. The
+//! rules that keep an acknowledged upload's bytes (review finding R12):
+//!
+//! - A refused upload releases its staged copy and touches nothing else: it never published.
+//! - A content blob is deleted only by [`crate::files::delete_unused_blob`], which re-checks in
+//!   the database's write transaction, under the lock file rows are created under, that no row
+//!   names it, and deletes it before that transaction ends.
+//! - The row of an upload is written by [`crate::files::create_uploaded_file`], which publishes
+//!   again under that same lock before committing. A delete that slipped in after the first
+//!   publish is thereby undone from the staged copy, which is kept until the row is committed.
+//!   Once the row is committed, every later delete sees it and keeps the blob.
+//! - A publish that finds the key already there, or fails while a concurrent publish of the same
+//!   key lands, has succeeded: the bytes are the same.
 //!
 //! Errors are logged at `debug` only: most of them (a too-large upload, a missing blob) are the
 //! caller's business, and the HTTP layer logs the ones that matter once, with the request id.
@@ -60,7 +76,8 @@ const MAX_PARTS_IN_FLIGHT: usize = 2;
 /// works in a bucket.
 const MAX_KEY_LEN: usize = 1024;
 
-/// A blob written by [`BlobStore::put_stream`]: what the files table records.
+/// A content-addressed blob ([`BlobStore::stage`], [`BlobStore::put_stream`]): what the files
+/// table records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredBlob {
     /// The key to read the blob back with (`sha256/<first 2 hex>/<full hex>`).
@@ -69,6 +86,18 @@ pub struct StoredBlob {
     pub sha256: String,
     /// Number of bytes, counted while streaming (the client's `Content-Length` is not trusted).
     pub size: u64,
+}
+
+/// An upload written to the staging area by [`BlobStore::stage`], not yet (or not only) under its
+/// content-addressed key. Hand it to [`BlobStore::publish`] and, once the outcome is decided, to
+/// [`BlobStore::release`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagedBlob {
+    /// What the upload will be stored as.
+    pub blob: StoredBlob,
+    /// Where the store keeps the staged copy (`tmp/<uuid>` for [`ObjectBlobStore`]). Not a key
+    /// for [`BlobStore::get`]: only the store that made it reads it.
+    pub staging: String,
 }
 
 /// A blob being read. The total `size` is given beside the stream because a ranged response
@@ -101,23 +130,68 @@ impl std::fmt::Debug for BlobStream {
 /// user input can therefore never reach outside the store.
 #[async_trait]
 pub trait BlobStore: Send + Sync + std::fmt::Debug {
-    /// Stores an upload without ever holding all of it in memory, and returns its
-    /// content-addressed key.
+    /// Streams an upload to the staging area (`tmp/`) without ever holding all of it in memory,
+    /// and returns its content-addressed key with the staged copy. Nothing is published yet: a
+    /// caller that refuses the upload afterwards (an invalid form) [releases](Self::release) the
+    /// staged copy and so removes only what its own request wrote, never a blob another upload
+    /// of the same bytes shares.
     ///
     /// Reading stops as soon as more than `limit` bytes have arrived, so an oversized upload
-    /// costs at most `limit` bytes of work. Storing content that is already present keeps the
-    /// existing blob (same key) and discards the new copy.
+    /// costs at most `limit` bytes of work.
     ///
     /// # Errors
     ///
     /// [`StorageError::TooLarge`] past `limit`, [`StorageError::Io`] when `body` yields an error
     /// (the client went away), [`StorageError::Blob`] when the backend fails. In every case the
     /// temporary data is deleted and nothing is stored.
+    async fn stage(
+        &self,
+        body: BoxStream<'_, Result<Bytes, std::io::Error>>,
+        limit: Option<u64>,
+    ) -> Result<StagedBlob, StorageError>;
+
+    /// Makes the content-addressed key of `staged` hold its bytes: nothing to do when the blob is
+    /// already there (identical content uploaded before, or a concurrent publish of the same key
+    /// that landed first: the same bytes either way), otherwise a copy from the staged one, which
+    /// is kept until [`release`](Self::release).
+    ///
+    /// Idempotent, and cheap when the blob is there (one `head`), so that the transaction that
+    /// writes the row naming the blob can call it again under its lock: a blob deleted by a
+    /// concurrent cleanup between the first publish and the row is put back from the staged copy
+    /// (see [`crate::files::create_uploaded_file`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Conflict`] for a staged copy this store did not make,
+    /// [`StorageError::Blob`] when the backend fails (and the blob is still missing).
+    async fn publish(&self, staged: &StagedBlob) -> Result<(), StorageError>;
+
+    /// Deletes the staged copy of an upload, published or not. Best effort and never an error:
+    /// the caller's outcome is already decided, and a staged copy left behind is swept with the
+    /// rest of the staging area ([`sweep_staging`](Self::sweep_staging)).
+    async fn release(&self, staged: StagedBlob);
+
+    /// Stores an upload and returns its content-addressed key: [`stage`](Self::stage), then
+    /// [`publish`](Self::publish) and [`release`](Self::release). For content that no row will
+    /// name (tests, tools); an upload that becomes a file row goes through
+    /// [`crate::files::create_uploaded_file`], which keeps the staged copy until the row holds.
+    /// Storing content that is already present keeps the existing blob (same key).
+    ///
+    /// # Errors
+    ///
+    /// As [`stage`](Self::stage) and [`publish`](Self::publish); the staged copy is deleted in
+    /// every case.
     async fn put_stream(
         &self,
         body: BoxStream<'_, Result<Bytes, std::io::Error>>,
         limit: Option<u64>,
-    ) -> Result<StoredBlob, StorageError>;
+    ) -> Result<StoredBlob, StorageError> {
+        let staged = self.stage(body, limit).await?;
+        let published = self.publish(&staged).await;
+        let blob = staged.blob.clone();
+        self.release(staged).await;
+        published.map(|()| blob)
+    }
 
     /// Stores a small blob under a key the caller chooses, replacing any previous one. Meant for
     /// derived data (image transforms keyed by content hash and transform) that is computed in
@@ -161,8 +235,8 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     /// written more than `older_than` ago, and returns how many objects it removed. Nothing
     /// outside `tmp/` is ever touched.
     ///
-    /// An upload streams to `tmp/` and is moved into place when it ends; a process killed midway
-    /// leaves its staging data behind for good. Call this at start-up with `older_than` at least
+    /// An upload streams to `tmp/` and its staged copy is released once its row is written; a
+    /// process killed midway leaves its staging data behind for good. Call this at start-up with `older_than` at least
     /// the longest an upload can take, so that uploads still running on another replica sharing
     /// the store are left alone.
     ///
@@ -253,7 +327,7 @@ impl ObjectBlobStore {
     /// The default store: a directory on the local disk (`VELLUM_FILES_DIR`), created if missing.
     ///
     /// Writes are fsynced before they are published: the database row that points at a blob is
-    /// committed once `put_stream` returns, and must not outlive the bytes after a power cut.
+    /// committed once it is published, and must not outlive the bytes after a power cut.
     ///
     /// # Errors
     ///
@@ -270,8 +344,11 @@ impl ObjectBlobStore {
                 source,
             })?
             .with_fsync(true)
-            // Content-addressed blobs fan out over 256 directories; drop them when they empty.
-            .with_automatic_cleanup(true);
+            // Directories stay once made (256 fan-out ones under `sha256/`, `tmp/`, one per
+            // content with derivatives). Removing a directory as its last file went raced with
+            // requests writing into it: a publish whose `tmp/` vanished between its rename and
+            // the rename's fsync failed, and identical uploads in parallel got 503s (review R12).
+            .with_automatic_cleanup(false);
         Ok(Self {
             inner: Arc::new(fs),
             part_size: LOCAL_PART_SIZE,
@@ -334,55 +411,47 @@ impl ObjectBlobStore {
         self
     }
 
-    /// Moves a finished temporary upload to its content-addressed key, or drops it when that
-    /// content is already stored.
-    ///
-    /// The existing-key check and the move are not atomic, and need not be: two uploads racing
-    /// for one key carry the same bytes, so whichever move lands last leaves the same blob. A
-    /// plain (overwriting) move also works on S3, which has no portable "move if absent".
-    async fn publish(&self, temp: &Path, dest: &Path) -> Result<(), StorageError> {
+    /// Whether `dest` holds an object.
+    async fn exists(&self, dest: &Path) -> Result<bool, StorageError> {
         match self.inner.head(dest).await {
-            Ok(_) => {
-                if let Err(error) = self.inner.delete(temp).await {
-                    // The blob is stored; only a stray temporary object remains.
-                    tracing::warn!(%temp, error = &error as &dyn std::error::Error, "could not delete a duplicate upload");
-                }
-                return Ok(());
-            }
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(source) => {
-                return Err(StorageError::Blob {
-                    op: "look up blob",
-                    source,
-                });
-            }
-        }
-        self.inner
-            .rename(temp, dest)
-            .await
-            .map_err(|source| StorageError::Blob {
-                op: "publish upload",
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(source) => Err(StorageError::Blob {
+                op: "look up blob",
                 source,
-            })
-    }
-
-    /// Deletes a temporary object after a failure. Best effort: the caller reports the original
-    /// failure, which says more than a cleanup error would.
-    async fn discard(&self, temp: &Path) {
-        if let Err(error) = self.inner.delete(temp).await {
-            tracing::warn!(%temp, error = &error as &dyn std::error::Error, "could not delete a failed upload");
+            }),
         }
+    }
+}
+
+/// The store path of a staged copy, checked to be one [`BlobStore::stage`] could have made: a
+/// [`StagedBlob`] is a plain struct, and `publish` must not become a way to copy any object to a
+/// content key.
+fn staging_path(staging: &str) -> Result<Path, StorageError> {
+    let path = Path::parse(staging).map_err(|error| {
+        StorageError::Conflict(format!("invalid staged upload {staging:?}: {error}"))
+    })?;
+    let mut parts = path.parts();
+    let under_staging = parts.next().is_some_and(|p| p.as_ref() == TEMP_PREFIX)
+        && parts.next().is_some()
+        && parts.next().is_none();
+    if under_staging {
+        Ok(path)
+    } else {
+        Err(StorageError::Conflict(format!(
+            "invalid staged upload {staging:?}: not in the staging area"
+        )))
     }
 }
 
 #[async_trait]
 impl BlobStore for ObjectBlobStore {
     #[instrument(skip_all, fields(limit = ?limit, key = tracing::field::Empty), err(level = "debug"))]
-    async fn put_stream(
+    async fn stage(
         &self,
         body: BoxStream<'_, Result<Bytes, std::io::Error>>,
         limit: Option<u64>,
-    ) -> Result<StoredBlob, StorageError> {
+    ) -> Result<StagedBlob, StorageError> {
         let temp = Path::from_iter([TEMP_PREFIX, &uuid::Uuid::new_v4().to_string()]);
         let upload =
             self.inner
@@ -415,15 +484,50 @@ impl BlobStore for ObjectBlobStore {
 
         let key = content_key(&sha256);
         tracing::Span::current().record("key", key.as_str());
-        let published = async {
-            let dest = parse_key(&key)?;
-            self.publish(&temp, &dest).await
-        };
-        if let Err(error) = published.await {
-            self.discard(&temp).await;
-            return Err(error);
+        Ok(StagedBlob {
+            blob: StoredBlob { key, sha256, size },
+            staging: temp.to_string(),
+        })
+    }
+
+    /// A copy, not a move: the staged copy must outlive the first publish, so that the row's
+    /// transaction can put the blob back if a concurrent cleanup deleted it meanwhile. On the
+    /// local disk the copy is a hard link (no bytes written twice); on S3 a server-side copy,
+    /// as a rename was already (S3 has none).
+    #[instrument(skip_all, fields(key = %staged.blob.key), err(level = "debug"))]
+    async fn publish(&self, staged: &StagedBlob) -> Result<(), StorageError> {
+        let dest = parse_key(&staged.blob.key)?;
+        let temp = staging_path(&staged.staging)?;
+        if self.exists(&dest).await? {
+            return Ok(());
         }
-        Ok(StoredBlob { key, sha256, size })
+        match self.inner.copy(&temp, &dest).await {
+            Ok(()) => Ok(()),
+            // Two copies racing for one key carry the same bytes and each replaces the key
+            // atomically, so a failure that leaves the blob in place (another request's copy
+            // landed) is the outcome that was asked for, not an outage.
+            Err(source) => match self.exists(&dest).await {
+                Ok(true) => Ok(()),
+                Ok(false) | Err(_) => Err(StorageError::Blob {
+                    op: "publish upload",
+                    source,
+                }),
+            },
+        }
+    }
+
+    #[instrument(skip_all, fields(key = %staged.blob.key))]
+    async fn release(&self, staged: StagedBlob) {
+        let Ok(temp) = staging_path(&staged.staging) else {
+            return;
+        };
+        match self.inner.delete(&temp).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(error) => {
+                // The outcome stands; the start-up sweep of `tmp/` takes what is left.
+                tracing::warn!(%temp, error = &error as &dyn std::error::Error, "could not delete a staged upload");
+            }
+        }
     }
 
     #[instrument(skip_all, fields(key = %key, size = bytes.len()), err(level = "debug"))]
@@ -499,7 +603,7 @@ impl BlobStore for ObjectBlobStore {
     }
 
     /// On a local store, walks `<dir>/tmp` and removes regular files (staging files and finished
-    /// uploads never moved into place) whose modification time is older than the cutoff: a
+    /// uploads never released) whose modification time is older than the cutoff: a
     /// running upload rewrites its staging file with every part, so it always looks recent.
     /// Elsewhere (S3), lists `tmp/` and deletes objects whose `last_modified` is older. S3 keeps
     /// the parts of an *unfinished* multipart upload outside any listing; those are the bucket's
@@ -639,7 +743,7 @@ async fn copy_body(
 
 /// Aborts a multipart upload that is dropped before it completed or was aborted.
 ///
-/// When a client disconnects, the future running [`BlobStore::put_stream`] is dropped at some
+/// When a client disconnects, the future running [`BlobStore::stage`] is dropped at some
 /// `.await` and never reaches its own cleanup. The local store removes its staging file on drop,
 /// but S3 keeps (and bills) the parts of an unfinished upload until it is aborted, so the abort is
 /// sent from a spawned task. Without a Tokio runtime there is nowhere to run it; the bucket's

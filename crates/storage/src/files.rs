@@ -14,6 +14,12 @@
 //! file uploaded into a folder being deleted). On SQLite they begin IMMEDIATE, which takes the
 //! single write lock up front and so serializes them the same way.
 //!
+//! Uploads share content-addressed blobs, so a blob outlives any one row. It is created before
+//! its row and deleted only when no row names it; [`create_uploaded_file`] and
+//! [`delete_unused_blob`] meet under the same lock so that the delete of a blob that looks unused
+//! can never win against a row being written for it (see [`crate::blob`] for the whole protocol).
+//! Soft-deleting a file keeps its blob (it can be restored).
+//!
 //! Transform outputs are cached per content hash (`file_transforms`) and kept under a byte cap
 //! per original: [`record_transform`] evicts the least recently used outputs of the same content
 //! in the transaction that records a new one, and hands back the blob keys to delete.
@@ -27,6 +33,7 @@ pub use vellum_policy::Visibility;
 use vellum_policy::{Authorized, FileAction, FileWrite};
 
 use crate::StorageError;
+use crate::blob::{BlobStore, StagedBlob};
 use crate::sql::{Sql, begin_write, get_id, get_opt_id, get_time, id_param, now};
 
 /// Whether a row is a file with content or a folder that only groups other rows.
@@ -470,6 +477,73 @@ pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
     grant: &Authorized<FileWrite>,
     new: NewFile,
 ) -> Result<StoredFile, StorageError> {
+    insert_file(db, grant, new, None).await
+}
+
+/// Records an upload whose bytes `blobs` holds staged ([`BlobStore::stage`]), naming its
+/// content-addressed blob (`storage_key` and `content_hash` are taken from `staged`).
+///
+/// The row and the blob are made to hold together: after the insert, inside the transaction and
+/// under the tree lock, the blob is published again ([`BlobStore::publish`]: one `head` when it
+/// is there). Blobs are only deleted under that same lock by [`delete_unused_blob`], after it
+/// found no row naming them, so a delete that ran between the caller's first publish and this
+/// insert is undone here from the staged copy, and once this commits no delete can take the
+/// blob: a 201 never names bytes that are gone (review finding R12). Publish first, outside the
+/// lock, so that the copy of new content does not hold it; the staged copy is the caller's to
+/// release afterwards, whatever the outcome.
+///
+/// # Errors
+/// As [`create_file`]; a blob store error when the blob is missing and cannot be put back (the
+/// row is then not written).
+#[instrument(skip_all, err, fields(parent_id = new.parent_id, key = %staged.blob.key))]
+pub async fn create_uploaded_file<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    grant: &Authorized<FileWrite>,
+    mut new: NewFile,
+    blobs: &dyn BlobStore,
+    staged: &StagedBlob,
+) -> Result<StoredFile, StorageError> {
+    new.storage_key = Some(staged.blob.key.clone());
+    new.content_hash = Some(staged.blob.sha256.clone());
+    insert_file(db, grant, new, Some((blobs, staged))).await
+}
+
+/// Deletes content blob `key` if no file row names it (soft-deleted rows count: they can be
+/// restored), and says whether it did. The check and the delete run in one write transaction
+/// under the lock [`create_uploaded_file`] writes rows under, so a row committed before the
+/// check keeps its blob, and a row committed after it finds the blob gone and puts it back from
+/// its staged copy. For the cleanup of an upload whose row could not be written.
+///
+/// The delete happens while the lock is held (on SQLite, the database's write lock): one file
+/// removal or one S3 `DELETE`, on a path that only failed uploads take.
+///
+/// # Errors
+/// A database error (nothing is deleted), or the blob store's error deleting.
+#[instrument(skip_all, err, fields(key = %key))]
+pub async fn delete_unused_blob<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    blobs: &dyn BlobStore,
+    key: &str,
+) -> Result<bool, StorageError> {
+    let txn = begin_write(db).await?;
+    lock_tree(&txn).await?;
+    if blob_in_use(&txn, key).await? {
+        txn.commit().await?;
+        return Ok(false);
+    }
+    blobs.delete(key).await?;
+    txn.commit().await?;
+    Ok(true)
+}
+
+/// The insert of [`create_file`] and [`create_uploaded_file`]; with `blob`, the blob is
+/// published again under the lock before the commit.
+async fn insert_file<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    grant: &Authorized<FileWrite>,
+    new: NewFile,
+    blob: Option<(&dyn BlobStore, &StagedBlob)>,
+) -> Result<StoredFile, StorageError> {
     check_file_capability(grant, FileAction::Create)?;
     check_name(&new.filename)?;
     let txn = begin_write(db).await?;
@@ -509,6 +583,9 @@ pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
     .push(")");
     let id = sql.insert_returning_id(&txn).await?;
     let file = reread(&txn, id).await?;
+    if let Some((blobs, staged)) = blob {
+        blobs.publish(staged).await?;
+    }
     txn.commit().await?;
     Ok(file)
 }
@@ -1224,7 +1301,8 @@ fn transform_from_row(row: &QueryResult) -> Result<StoredTransform, StorageError
 
 /// Whether any file row (soft-deleted ones too: they can be restored) still points at blob
 /// `key`. Content addressing shares one blob between identical uploads, so a blob may only be
-/// deleted when this is false.
+/// deleted when this is false, and only as [`delete_unused_blob`] does it: checked and deleted
+/// under the lock rows are created under, or a row being written for the same bytes loses them.
 ///
 /// # Errors
 /// A database error.

@@ -177,6 +177,36 @@ async fn a_cancelled_upload_leaves_nothing() {
 }
 
 #[tokio::test]
+async fn identical_uploads_published_at_once_all_succeed() {
+    for backend in Backend::all() {
+        common::identical_uploads_published_at_once_all_succeed(&backend).await;
+    }
+}
+
+#[tokio::test]
+async fn a_blob_deleted_during_a_publish_is_put_back_by_publishing_again() {
+    for backend in Backend::all() {
+        common::a_blob_deleted_during_a_publish_is_put_back_by_publishing_again(&backend).await;
+    }
+}
+
+#[tokio::test]
+async fn publish_refuses_a_staged_copy_outside_the_staging_area() {
+    for backend in Backend::all() {
+        common::publish_refuses_a_staged_copy_outside_the_staging_area(&backend).await;
+    }
+}
+
+/// On the local disk the races run on threads (the blocking pool and two workers), as the
+/// server's do; the directories the blobs live in are never removed under a concurrent write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_publishes_and_deletes_on_threads_never_fail() {
+    let backend = Backend::disk();
+    common::identical_uploads_published_at_once_all_succeed(&backend).await;
+    common::a_blob_deleted_during_a_publish_is_put_back_by_publishing_again(&backend).await;
+}
+
+#[tokio::test]
 async fn range_reads_return_exactly_the_requested_bytes() {
     for backend in Backend::all() {
         common::range_reads_return_exactly_the_requested_bytes(&backend).await;

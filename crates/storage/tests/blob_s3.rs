@@ -202,6 +202,9 @@ contract!(
     delete_is_idempotent,
     put_bytes_round_trips_and_replaces,
     bad_keys_are_refused_by_every_operation,
+    identical_uploads_published_at_once_all_succeed,
+    a_blob_deleted_during_a_publish_is_put_back_by_publishing_again,
+    publish_refuses_a_staged_copy_outside_the_staging_area,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,11 +12,13 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, TransactionTrait};
 use time::OffsetDateTime;
 use vellum_policy::{Authorized, FileAction, FileWrite, Role, effective_visibility};
 use vellum_storage::StorageError;
+use vellum_storage::blob::{BlobStore, ObjectBlobStore, StagedBlob};
 use vellum_storage::files::{
     DerivativeCap, FileKind, FilePage, FilePatch, ListFiles, NewFile, NewTransform, ParentFilter,
     RecordedTransform, StoredFile, StoredTransform, TOUCH_INTERVAL, TransformEntry, Visibility,
-    create_file, create_folder, delete_transforms, find_transform, get_file, get_files, list_files,
-    list_transforms, record_transform, soft_delete_file, touch_transform, update_file,
+    create_file, create_folder, create_uploaded_file, delete_transforms, delete_unused_blob,
+    find_transform, get_file, get_files, list_files, list_transforms, record_transform,
+    soft_delete_file, touch_transform, update_file,
 };
 use vellum_storage::testing::TestDb;
 
@@ -1411,4 +1413,119 @@ async fn concurrent_saves_of_one_content_never_exceed_the_cap_by_more_than_one_o
         2 * per_task as usize,
         "no output evicted twice"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upload rows and their shared blobs (review finding R12)
+
+/// `bytes` staged in `blobs`, as an upload's body.
+async fn staged(blobs: &ObjectBlobStore, bytes: &[u8]) -> StagedBlob {
+    let body = futures_util::stream::iter([Ok(bytes::Bytes::copy_from_slice(bytes))]);
+    blobs
+        .stage(futures_util::StreamExt::boxed(body), None)
+        .await
+        .unwrap()
+}
+
+async fn upload_row(
+    db: &DatabaseConnection,
+    blobs: &ObjectBlobStore,
+    name: &str,
+    upload: &StagedBlob,
+) -> Result<StoredFile, StorageError> {
+    let new = NewFile {
+        content_hash: None,
+        storage_key: None,
+        ..new_file(None, name)
+    };
+    create_uploaded_file(db, &op(FileAction::Create), new, blobs, upload).await
+}
+
+/// The row names the staged upload's blob, whatever the caller put in `NewFile`.
+#[tokio::test]
+async fn an_uploaded_file_names_its_content_addressed_blob() {
+    let db = TestDb::new().await.unwrap();
+    let blobs = ObjectBlobStore::in_memory();
+    let upload = staged(&blobs, b"some bytes").await;
+    blobs.publish(&upload).await.unwrap();
+    let file = upload_row(&db.conn, &blobs, "a.bin", &upload)
+        .await
+        .unwrap();
+    assert_eq!(file.storage_key.as_deref(), Some(upload.blob.key.as_str()));
+    assert_eq!(
+        file.content_hash.as_deref(),
+        Some(upload.blob.sha256.as_str())
+    );
+}
+
+/// A cleanup that deleted the blob between the upload's publish and its row (the order the
+/// review's race took) is undone by the row's transaction; a cleanup after the row keeps the
+/// blob, soft-deleted rows included.
+#[tokio::test]
+async fn a_blob_deleted_before_the_row_is_put_back_and_a_named_one_is_kept() {
+    let db = TestDb::new().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let blobs = ObjectBlobStore::local(dir.path()).unwrap();
+    let upload = staged(&blobs, b"shared bytes").await;
+    let key = upload.blob.key.clone();
+    blobs.publish(&upload).await.unwrap();
+    // Another upload of the same bytes failed and cleans up: no row names the blob yet.
+    assert!(delete_unused_blob(&db.conn, &blobs, &key).await.unwrap());
+    assert_eq!(blobs.head(&key).await.unwrap(), None);
+
+    let file = upload_row(&db.conn, &blobs, "kept.bin", &upload)
+        .await
+        .unwrap();
+    blobs.release(upload).await;
+    assert_eq!(
+        blobs.head(&key).await.unwrap(),
+        Some(12),
+        "put back before the commit"
+    );
+    assert!(!delete_unused_blob(&db.conn, &blobs, &key).await.unwrap());
+    soft_delete_file(&db.conn, &op(FileAction::Delete), file.id)
+        .await
+        .unwrap();
+    assert!(!delete_unused_blob(&db.conn, &blobs, &key).await.unwrap());
+    assert_eq!(
+        blobs.head(&key).await.unwrap(),
+        Some(12),
+        "a deleted file can be restored"
+    );
+}
+
+/// Rows and cleanups at once, on threads, round after round: every row that was written has its
+/// blob afterwards. On SQLite the write lock, on PostgreSQL the tree's advisory lock orders them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cleanup_racing_an_upload_row_never_leaves_the_row_without_its_blob() {
+    let db = TestDb::new().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = ObjectBlobStore::local(dir.path()).unwrap();
+    for (backend, blobs) in [("disk", disk), ("memory", ObjectBlobStore::in_memory())] {
+        for round in 0..15 {
+            let bytes = format!("{backend} round {round} {}", uuid::Uuid::new_v4());
+            let (kept, failed) = tokio::join!(
+                staged(&blobs, bytes.as_bytes()),
+                staged(&blobs, bytes.as_bytes())
+            );
+            let key = kept.blob.key.clone();
+            let (a, b) = tokio::join!(blobs.publish(&kept), blobs.publish(&failed));
+            a.unwrap();
+            b.unwrap();
+            let name = format!("{backend}-{round}.bin");
+            let (row, cleanup) = tokio::join!(
+                upload_row(&db.conn, &blobs, &name, &kept),
+                delete_unused_blob(&db.conn, &blobs, &key)
+            );
+            row.unwrap();
+            cleanup.unwrap();
+            blobs.release(kept).await;
+            blobs.release(failed).await;
+            assert_eq!(
+                blobs.head(&key).await.unwrap(),
+                Some(u64::try_from(bytes.len()).unwrap()),
+                "{backend} round {round}: the row's blob is gone"
+            );
+        }
+    }
 }

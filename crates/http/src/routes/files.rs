@@ -212,7 +212,7 @@ pub async fn upload(
         (Some(received), true) => received,
         (received, _) => {
             if let Some(received) = received {
-                ingest::discard(state.db(), state.blobs(), &received).await;
+                ingest::discard(state.blobs(), received).await;
             }
             return Err(ApiError::Invalid(errors));
         }

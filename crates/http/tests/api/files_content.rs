@@ -435,13 +435,20 @@ fn unreachable(op: &'static str) -> vellum_storage::StorageError {
 
 #[async_trait::async_trait]
 impl vellum_storage::blob::BlobStore for UnreachableBlobs {
-    async fn put_stream(
+    async fn stage(
         &self,
         _body: futures_util::stream::BoxStream<'_, Result<bytes::Bytes, std::io::Error>>,
         _limit: Option<u64>,
-    ) -> Result<vellum_storage::blob::StoredBlob, vellum_storage::StorageError> {
+    ) -> Result<vellum_storage::blob::StagedBlob, vellum_storage::StorageError> {
         Err(unreachable("put"))
     }
+    async fn publish(
+        &self,
+        _staged: &vellum_storage::blob::StagedBlob,
+    ) -> Result<(), vellum_storage::StorageError> {
+        Err(unreachable("copy"))
+    }
+    async fn release(&self, _staged: vellum_storage::blob::StagedBlob) {}
     async fn put_bytes(
         &self,
         _key: &str,

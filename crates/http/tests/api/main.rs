@@ -18,6 +18,7 @@ mod errors;
 mod expansion;
 mod files;
 mod files_content;
+mod files_races;
 mod files_transforms;
 mod health;
 mod hostile;

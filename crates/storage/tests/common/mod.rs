@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures_util::future::join_all;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
@@ -529,5 +530,139 @@ pub async fn bad_keys_are_refused_by_every_operation(backend: &dyn Backend) {
         refused(store.head(key).await.map(drop));
         refused(store.delete(key).await);
     }
+    assert_holds_nothing(backend).await;
+}
+
+/// Identical uploads published at the same moment all succeed and leave one blob: finding the
+/// key already there, or another copy landing first, is the content being stored, not an error
+/// (review finding R12: on the local disk such races answered 503).
+pub async fn identical_uploads_published_at_once_all_succeed(backend: &dyn Backend) {
+    let store = backend.store();
+    let data = content(3_000);
+    for round in 0..5 {
+        let staged: Vec<_> = join_all((0..4).map(|_| store.stage(body(chunks(&data)), None)))
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let key = staged[0].blob.key.clone();
+        for published in join_all(staged.iter().map(|s| store.publish(s))).await {
+            published.unwrap_or_else(|e| panic!("{} round {round}: {e:?}", backend.name()));
+        }
+        assert!(read_all(store, &key).await == data, "{}", backend.name());
+        for s in staged {
+            store.release(s).await;
+        }
+        assert_eq!(
+            backend.everything().await,
+            vec![key.clone()],
+            "{}",
+            backend.name()
+        );
+        // The next round publishes onto an empty store again.
+        store.delete(&key).await.unwrap();
+    }
+    // The same through `put_stream`, which stages, publishes and releases.
+    let stored: Vec<StoredBlob> =
+        join_all((0..4).map(|_| store.put_stream(body(chunks(&data)), None)))
+            .await
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|e| panic!("{}: {e:?}", backend.name())))
+            .collect();
+    assert!(
+        stored.windows(2).all(|w| w[0] == w[1]),
+        "{}",
+        backend.name()
+    );
+    assert_eq!(
+        backend.everything().await,
+        vec![stored[0].key.clone()],
+        "{}",
+        backend.name()
+    );
+}
+
+/// A delete racing publishes of the same key may win (nothing orders them), but the staged
+/// copy outlives the publish, so publishing again, which is what the transaction writing the
+/// row does under its lock, puts the blob back. Neither the publishes nor the delete fail.
+pub async fn a_blob_deleted_during_a_publish_is_put_back_by_publishing_again(
+    backend: &dyn Backend,
+) {
+    let store = backend.store();
+    let data = content(3_000);
+
+    // In order first: published, deleted (another upload's cleanup), published again.
+    let staged = store.stage(body(chunks(&data)), None).await.unwrap();
+    let key = staged.blob.key.clone();
+    store.publish(&staged).await.unwrap();
+    store.delete(&key).await.unwrap();
+    assert_eq!(store.head(&key).await.unwrap(), None);
+    store.publish(&staged).await.unwrap();
+    assert!(read_all(store, &key).await == data, "{}", backend.name());
+    store.release(staged).await;
+    store.delete(&key).await.unwrap();
+
+    // Then at once, round after round: two uploads publish while a cleanup deletes the key.
+    for round in 0..10 {
+        let first = store.stage(body(chunks(&data)), None).await.unwrap();
+        let second = store
+            .stage(body(vec![Bytes::from(data.clone())]), None)
+            .await
+            .unwrap();
+        let (a, b, deleted) = futures_util::join!(
+            store.publish(&first),
+            store.publish(&second),
+            store.delete(&key)
+        );
+        for outcome in [a, b, deleted] {
+            outcome.unwrap_or_else(|e| panic!("{} round {round}: {e:?}", backend.name()));
+        }
+        // Whatever the order was, the second publish holds.
+        store.publish(&first).await.unwrap();
+        assert!(
+            read_all(store, &key).await == data,
+            "{} round {round}: the blob must be back",
+            backend.name()
+        );
+        store.release(first).await;
+        store.release(second).await;
+        assert_eq!(
+            backend.everything().await,
+            vec![key.clone()],
+            "{}",
+            backend.name()
+        );
+        store.delete(&key).await.unwrap();
+    }
+    assert_holds_nothing(backend).await;
+}
+
+/// `publish` only copies from the staging area: a staged copy naming any other object is
+/// refused, so it cannot be used to place arbitrary bytes under a content key.
+pub async fn publish_refuses_a_staged_copy_outside_the_staging_area(backend: &dyn Backend) {
+    let store = backend.store();
+    store
+        .put_bytes("derived/x/y", Bytes::from_static(b"not staged"))
+        .await
+        .unwrap();
+    let real = store
+        .stage(body(vec![Bytes::from_static(b"real")]), None)
+        .await
+        .unwrap();
+    for staging in ["derived/x/y", "tmp", "tmp/a/b", "../tmp/x", ""] {
+        let forged = vellum_storage::blob::StagedBlob {
+            blob: real.blob.clone(),
+            staging: staging.to_owned(),
+        };
+        let err = store.publish(&forged).await.unwrap_err();
+        assert!(
+            matches!(err, StorageError::Conflict(_)),
+            "{} {staging:?}: {err:?}",
+            backend.name()
+        );
+    }
+    assert_eq!(store.head(&real.blob.key).await.unwrap(), None);
+    store.release(real).await;
+    store.delete("derived/x/y").await.unwrap();
     assert_holds_nothing(backend).await;
 }
