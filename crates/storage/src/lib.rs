@@ -23,12 +23,13 @@ pub mod files;
 mod filter_sql;
 pub mod items;
 pub mod links;
+mod pool;
 pub mod project;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use error::StorageError;
+pub use error::{StorageError, db_unavailable};
 pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
@@ -125,6 +126,10 @@ pub async fn connect_with(
             .pragma("mmap_size", "268435456")
             .foreign_keys(true)
     });
+    // A connection that comes back inside a transaction is closed, never reused (see `pool`).
+    options
+        .map_sqlx_sqlite_pool_opts(|o| o.after_release(pool::release_clean))
+        .map_sqlx_postgres_pool_opts(|o| o.after_release(pool::release_clean));
     Database::connect(options)
         .await
         .map_err(StorageError::Connect)
