@@ -95,11 +95,17 @@ impl From<StorageError> for ApiError {
     }
 }
 
-/// Errors that mean "the database is not there right now" rather than "the query is wrong".
+/// Errors that mean "the database cannot do this right now" (unreachable, disk full, I/O
+/// error, locked past the busy timeout) rather than "the query is wrong"; the storage crate
+/// knows each backend's codes.
 fn is_unavailable(err: &vellum_storage::DbErr) -> bool {
-    use vellum_storage::DbErr;
-    matches!(err, DbErr::ConnectionAcquire(_) | DbErr::Conn(_))
+    vellum_storage::db_unavailable(err)
 }
+
+/// The `Retry-After` of a 503 (seconds): a dependency outage (a full disk freed, a database
+/// restarted, a lock released) is not over in less, and clients that honour the header do not
+/// turn an outage into a retry storm.
+pub(crate) const UNAVAILABLE_RETRY_AFTER: u64 = 5;
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
@@ -147,6 +153,12 @@ impl ResponseError for ApiError {
         };
         let mut res = HttpResponse::build(self.status_code());
         res.insert_header(ContentType::json());
+        if matches!(self, Self::Unavailable(_) | Self::TimedOut) {
+            res.insert_header((
+                actix_web::http::header::RETRY_AFTER,
+                UNAVAILABLE_RETRY_AFTER.to_string(),
+            ));
+        }
         if matches!(self, Self::BodyTimedOut | Self::PayloadTooLarge) {
             // The rest of the body may still be on its way: the connection cannot be reused.
             // Without this a chunked body refused at the limit kept the connection open until
@@ -167,4 +179,60 @@ pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::body::MessageBody;
+    use vellum_storage::DbErr;
+
+    use super::*;
+
+    /// A real error of SQLite's: `sql` on an in-memory database whose pages are capped.
+    async fn sqlite_error(sql: &str) -> DbErr {
+        use sea_orm::ConnectionTrait;
+        let db = vellum_storage::connect("sqlite::memory:").await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (body BLOB); PRAGMA max_page_count = 3")
+            .await
+            .unwrap();
+        db.execute_unprepared(sql).await.unwrap_err()
+    }
+
+    fn answer(err: StorageError) -> (StatusCode, Option<String>, String) {
+        let res = ApiError::from(err).error_response();
+        let retry = res
+            .headers()
+            .get(actix_web::http::header::RETRY_AFTER)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let status = res.status();
+        let body = res.into_body().try_into_bytes().unwrap();
+        (status, retry, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[actix_web::test]
+    async fn a_full_database_is_503_with_retry_after() {
+        let full = sqlite_error("INSERT INTO t VALUES (zeroblob(100000))").await;
+        let (status, retry, body) = answer(StorageError::Db(full));
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(retry.as_deref(), Some("5"));
+        assert_eq!(body, r#"{"message":"Service unavailable."}"#);
+    }
+
+    #[actix_web::test]
+    async fn an_unreachable_database_is_503_with_retry_after() {
+        let (status, retry, _) = answer(StorageError::Db(DbErr::ConnectionAcquire(
+            sea_orm::error::ConnAcquireErr::Timeout,
+        )));
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(retry.as_deref(), Some("5"));
+    }
+
+    #[actix_web::test]
+    async fn a_query_error_is_500_without_retry_after() {
+        let bad = sqlite_error("SELECT * FROM nowhere").await;
+        let (status, retry, body) = answer(StorageError::Db(bad));
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(retry, None);
+        assert_eq!(body, r#"{"message":"Server error."}"#);
+    }
 }

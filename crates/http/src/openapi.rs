@@ -462,7 +462,7 @@ pub struct BodyTimeout(pub ErrorBody);
 
 #[derive(Debug, utoipa::ToResponse)]
 #[response(
-    description = "A dependency (database, blob store) is unavailable, or the transform budget is full; retry later (a transform's 503 carries `Retry-After`, in seconds)."
+    description = "A dependency (database, blob store) is unavailable (unreachable, disk full, I/O error), or the transform budget is full. Retry after the `Retry-After` header (seconds), which every 503 carries."
 )]
 pub struct Unavailable(pub ErrorBody);
 

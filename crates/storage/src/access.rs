@@ -13,8 +13,7 @@
 use std::collections::BTreeMap;
 
 use sea_orm::{
-    ConnectionTrait, DbBackend, QueryResult, SqlErr, SqliteTransactionMode, TransactionOptions,
-    TransactionSession, TransactionTrait,
+    ConnectionTrait, DbBackend, QueryResult, SqlErr, TransactionSession, TransactionTrait,
 };
 use serde_json::{Map, Value as Json, json};
 use time::OffsetDateTime;
@@ -25,7 +24,7 @@ use vellum_policy::{
 };
 
 use crate::StorageError;
-use crate::sql::{Sql, get_id, get_json, get_time, id_param, json_out, now};
+use crate::sql::{Sql, begin_write, get_id, get_json, get_time, id_param, json_out, now};
 
 /// Rows per multi-row `INSERT`: far below SQLite's bound-parameter limit (32766) at 7 values a
 /// row, and large enough that a realistic role is one statement.
@@ -41,19 +40,6 @@ pub struct RoleSummary {
     /// guaranteed to exist and are recreated by [`seed_system`]. What each may undergo differs
     /// and is [`check_role_operation`]'s answer, not this flag's.
     pub is_system: bool,
-}
-
-/// Opens a transaction that holds SQLite's write lock from `BEGIN`: the writes here read first
-/// (does the collection exist? which roles are new?), and a deferred transaction that read and
-/// then writes fails with `SQLITE_BUSY` when another connection wrote in between, instead of
-/// waiting its turn. Inside an enclosing transaction this is a savepoint.
-async fn begin_write<C: TransactionTrait>(db: &C) -> Result<C::Transaction, StorageError> {
-    Ok(db
-        .begin_with_options(TransactionOptions {
-            sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-            ..TransactionOptions::default()
-        })
-        .await?)
 }
 
 fn is_unique_violation(err: &StorageError) -> bool {

@@ -65,3 +65,78 @@ impl StorageError {
         Self::Corrupt(what.to_string())
     }
 }
+
+/// Whether a database error is an outage the client may retry rather than a bug or a bad query:
+/// the pool could not hand out a connection, the connection broke, or the database could not
+/// do the work right now. On SQLite: the disk is full (`SQLITE_FULL`), an I/O error
+/// (`SQLITE_IOERR` and its extended codes), the database stayed locked past the busy timeout
+/// (`SQLITE_BUSY`, `SQLITE_LOCKED`), the file cannot be opened (`SQLITE_CANTOPEN`). On
+/// PostgreSQL, by SQLSTATE: connection exceptions (class `08`), insufficient resources (class
+/// `53`: `53100` disk full, out of memory, too many connections), I/O and system errors
+/// (`58000`, `58030`), and a server shutting down or starting (`57P01`–`57P03`).
+///
+/// Constraint violations, syntax errors and the like stay errors of the query: retrying them
+/// cannot help.
+#[must_use]
+pub fn db_unavailable(err: &DbErr) -> bool {
+    use sea_orm::RuntimeErr;
+    use sea_orm::sqlx::Error as Sqlx;
+    let sqlx = match err {
+        DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => return true,
+        DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => e,
+        _ => return false,
+    };
+    match sqlx.as_ref() {
+        Sqlx::Io(_) | Sqlx::PoolTimedOut | Sqlx::PoolClosed | Sqlx::WorkerCrashed => true,
+        Sqlx::Database(db) => {
+            if let Some(lite) = db.try_downcast_ref::<sea_orm::sqlx::sqlite::SqliteError>() {
+                sqlite_unavailable(lite)
+            } else if let Some(pg) =
+                db.try_downcast_ref::<sea_orm::sqlx::postgres::PgDatabaseError>()
+            {
+                postgres_unavailable(pg.code())
+            } else {
+                false
+            }
+        }
+        _ => false,
+    }
+}
+
+/// SQLite's primary result codes that mean "the database cannot do this now".
+fn sqlite_unavailable(err: &sea_orm::sqlx::sqlite::SqliteError) -> bool {
+    const BUSY: i64 = 5;
+    const LOCKED: i64 = 6;
+    const IOERR: i64 = 10;
+    const FULL: i64 = 13;
+    const CANTOPEN: i64 = 14;
+    // The driver turns on extended result codes: the primary code is the low byte.
+    let code = sea_orm::sqlx::error::DatabaseError::code(err)
+        .and_then(|c| c.parse::<i64>().ok())
+        .unwrap_or_default();
+    matches!(code & 0xff, BUSY | LOCKED | IOERR | FULL | CANTOPEN)
+}
+
+/// PostgreSQL SQLSTATEs that mean "the database cannot do this now".
+fn postgres_unavailable(sqlstate: &str) -> bool {
+    sqlstate.starts_with("08")
+        || sqlstate.starts_with("53")
+        || matches!(sqlstate, "58000" | "58030" | "57P01" | "57P02" | "57P03")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::postgres_unavailable;
+
+    #[test]
+    fn postgres_outages_by_sqlstate() {
+        for outage in [
+            "08006", "08001", "53100", "53200", "53300", "58030", "57P01",
+        ] {
+            assert!(postgres_unavailable(outage), "{outage}");
+        }
+        for query_error in ["23505", "42P01", "22P02", "40001", "58P01"] {
+            assert!(!postgres_unavailable(query_error), "{query_error}");
+        }
+    }
+}

@@ -23,12 +23,13 @@ pub mod files;
 mod filter_sql;
 pub mod items;
 pub mod links;
+mod pool;
 pub mod project;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use error::StorageError;
+pub use error::{StorageError, db_unavailable};
 pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
@@ -125,9 +126,94 @@ pub async fn connect_with(
             .pragma("mmap_size", "268435456")
             .foreign_keys(true)
     });
+    // A connection that comes back inside a transaction is closed, never reused (see `pool`).
+    options
+        .map_sqlx_sqlite_pool_opts(|o| o.after_release(pool::release_clean))
+        .map_sqlx_postgres_pool_opts(|o| o.after_release(pool::release_clean));
     Database::connect(options)
         .await
         .map_err(StorageError::Connect)
+}
+
+/// How long a successful [`check_writable`] is trusted before the next one writes again.
+const WRITE_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Proves that a write can commit now: the readiness probe's database check.
+///
+/// A read (`ping`) kept succeeding while every write failed on a full disk (security review
+/// R8), so the check commits a real, empty write: on SQLite it rewrites `user_version` with its
+/// own value inside `BEGIN IMMEDIATE` (one page appended to the WAL: it fails when the disk is
+/// full, the file read-only, or the write lock cannot be had); on PostgreSQL it commits a
+/// transaction that took a transaction id (it fails on a read-only server, for instance a
+/// standby after a failover). A success is reused for [`WRITE_CHECK_INTERVAL`] per database and
+/// concurrent checks wait for the one in flight, so an unauthenticated probe cannot be turned
+/// into a stream of writes. Failures are never reused: the next check tries again.
+///
+/// # Errors
+/// The write's error; [`db_unavailable`] tells an outage from a bug.
+pub async fn check_writable(db: &DatabaseConnection) -> Result<(), StorageError> {
+    let gate = write_check_gate(db);
+    let mut last_success = gate.lock().await;
+    if last_success.is_some_and(|at| at.elapsed() < WRITE_CHECK_INTERVAL) {
+        return Ok(());
+    }
+    commit_empty_write(db).await?;
+    *last_success = Some(std::time::Instant::now());
+    Ok(())
+}
+
+async fn commit_empty_write(db: &DatabaseConnection) -> Result<(), StorageError> {
+    use sea_orm::{ConnectionTrait, Statement};
+    let tx = sql::begin_write(db).await?;
+    match tx.get_database_backend() {
+        DbBackend::Postgres => {
+            tx.execute_unprepared("SELECT txid_current()").await?;
+        }
+        backend => {
+            let version: i32 = tx
+                .query_one_raw(Statement::from_string(backend, "PRAGMA user_version"))
+                .await?
+                .ok_or_else(|| StorageError::corrupt("PRAGMA user_version returned no row"))?
+                .try_get_by_index(0)?;
+            tx.execute_unprepared(&format!("PRAGMA user_version = {version}"))
+                .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The [`check_writable`] state of the database `db` points at (its file, or its server and
+/// database name), shared by every pool on it: the readiness route has no state of its own to
+/// keep it in, and a key per database keeps tests' databases apart.
+fn write_check_gate(
+    db: &DatabaseConnection,
+) -> std::sync::Arc<tokio::sync::Mutex<Option<std::time::Instant>>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Gates = Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<std::time::Instant>>>>>;
+    static GATES: OnceLock<Gates> = OnceLock::new();
+    let key = match db.get_database_backend() {
+        DbBackend::Postgres => {
+            let o = db.get_postgres_connection_pool().connect_options();
+            format!(
+                "postgres://{}:{}/{}",
+                o.get_host(),
+                o.get_port(),
+                o.get_database().unwrap_or_default()
+            )
+        }
+        DbBackend::Sqlite => {
+            let o = db.get_sqlite_connection_pool().connect_options();
+            format!("sqlite://{}", o.get_filename().display())
+        }
+        _ => String::new(),
+    };
+    let mut gates = GATES
+        .get_or_init(Gates::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Arc::clone(gates.entry(key).or_default())
 }
 
 /// The default database is `sqlite://./data/vellum.db?mode=rwc`: SQLite creates the file but

@@ -127,6 +127,11 @@ impl Sql {
 /// another connection wrote in between, instead of waiting its turn (busy timeout). Inside an
 /// enclosing transaction this is a savepoint and the mode does not apply (the enclosing one holds
 /// or takes the lock). PostgreSQL callers lock rows themselves (`FOR UPDATE`, advisory locks).
+///
+/// Every write transaction of this crate opens here. On the pool it is always a real top-level
+/// `BEGIN IMMEDIATE`: the driver would silently make it a `SAVEPOINT` on a connection it
+/// believes to be inside a transaction, and the pool never hands out such a connection (see
+/// `pool`, security review R8).
 pub(crate) async fn begin_write<C: TransactionTrait>(
     db: &C,
 ) -> Result<C::Transaction, StorageError> {

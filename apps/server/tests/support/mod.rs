@@ -292,6 +292,7 @@ fn clean_env(cmd: &mut Command) {
 pub struct ServerConfig {
     name: String,
     env: BTreeMap<String, String>,
+    ignore_sigxfsz: bool,
 }
 
 impl ServerConfig {
@@ -304,7 +305,17 @@ impl ServerConfig {
         Self {
             name: name.to_owned(),
             env,
+            ignore_sigxfsz: false,
         }
+    }
+
+    /// Starts the process with `SIGXFSZ` ignored (through `sh`'s `trap`, which `exec` keeps): a
+    /// file size limit then set on it (`prlimit --pid … --fsize`) makes its writes past the
+    /// limit fail, as on a full disk, instead of killing it.
+    #[must_use]
+    pub fn ignoring_sigxfsz(mut self) -> Self {
+        self.ignore_sigxfsz = true;
+        self
     }
 
     /// Sets an environment variable of the process (overriding a default above).
@@ -356,7 +367,14 @@ impl ServerConfig {
         let log_path = dir.path().join("server.log");
         let log = std::fs::File::create(&log_path).unwrap();
 
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vellum-server"));
+        let server = env!("CARGO_BIN_EXE_vellum-server");
+        let mut cmd = if self.ignore_sigxfsz {
+            let mut sh = Command::new("sh");
+            sh.args(["-c", "trap '' XFSZ; exec \"$0\"", server]);
+            sh
+        } else {
+            Command::new(server)
+        };
         clean_env(&mut cmd);
         cmd.current_dir(dir.path())
             .env("VELLUM_LISTEN", addr.to_string())
@@ -398,6 +416,11 @@ impl Server {
     /// The absolute URL of `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// The process id (the server's own, also when it was started through `sh`, which `exec`s it).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
     }
 
     /// What the process wrote to stdout and stderr so far.
