@@ -203,6 +203,22 @@ impl FieldType {
         self.value_shape(allow_multiple).is_array()
     }
 
+    /// Whether a value can hold several links (item ids, m2a entries or file ids), so the
+    /// `max_links` setting applies: one_to_many, relation_many, many_to_many, m2a, files and
+    /// image (with `allow_multiple`; the setting is kept for when it is turned on).
+    #[must_use]
+    pub fn holds_many_links(self) -> bool {
+        matches!(
+            self,
+            Self::OneToMany
+                | Self::RelationMany
+                | Self::ManyToMany
+                | Self::M2a
+                | Self::Files
+                | Self::Image
+        )
+    }
+
     /// `hash`, `blocks` and every relation type are never translatable; `blocks` localizes inside
     /// its nested fields instead. The server forces `translatable = false` for them.
     #[must_use]

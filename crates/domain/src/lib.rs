@@ -9,8 +9,9 @@
 //! flattening on read ([`flatten_for_read`]).
 //!
 //! This crate must never do I/O, spawn tasks, or know about HTTP, SQL or any framework: it is a set
-//! of functions over plain data. Checks that need storage (the `unique` rule, existence of related
-//! items and files) are returned as data ([`UniqueCheck`]) for the storage layer to perform.
+//! of functions over plain data. Checks that need storage are returned as data for the storage
+//! layer to perform: the `unique` rule ([`UniqueCheck`]) and the existence of related items and
+//! files ([`references`]).
 
 mod error;
 mod field_type;
@@ -18,6 +19,7 @@ mod flag;
 mod locale;
 mod names;
 mod read;
+mod refs;
 mod schema;
 mod settings;
 mod translation;
@@ -31,11 +33,12 @@ pub use flag::is_truthy;
 pub use locale::{ContentLocales, LocaleCode, LocaleSelection, LocalizedText};
 pub use names::{CollectionSlug, FieldName};
 pub use read::flatten_for_read;
+pub use refs::{RefTarget, Reference, references};
 pub use schema::{CollectionSchema, FieldDef};
 pub use settings::{
-    BlockType, BlocksSettings, ConditionOperator, ConditionRule, Conditions, DateMode,
-    FieldSettings, GeometryMode, JunctionField, JunctionFieldType, LayoutWidth, RelationSettings,
-    RuleOperator, TypeSettings, ValidationRule,
+    BlockType, BlocksSettings, ConditionOperator, ConditionRule, Conditions, DEFAULT_MAX_LINKS,
+    DateMode, FieldSettings, GeometryMode, JunctionField, JunctionFieldType, LayoutWidth,
+    MAX_LINKS_CEILING, RelationSettings, RuleOperator, TypeSettings, ValidationRule,
 };
 pub use value::hash::HashKey;
 pub use write::{PreparedWrite, UniqueCheck, WriteContext, WriteMode, prepare_write};

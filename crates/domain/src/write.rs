@@ -667,6 +667,85 @@ mod tests {
         assert!(create(&s, &f.ctx("en"), json!({"secret": ["x"]})).is_err());
     }
 
+    #[test]
+    fn links_per_field_are_capped_by_max_links() {
+        let f = Fixture::new();
+        let s = schema(json!([
+            {"name": "tags", "type": "many_to_many", "settings": {"related_collection_id": 2}},
+            {"name": "few", "type": "one_to_many", "settings": {"related_collection_id": 2, "max_links": 2}},
+            {"name": "mixed", "type": "m2a", "settings": {"allowed_collection_ids": [2], "max_links": 2}},
+            {"name": "gallery", "type": "files", "settings": {"max_links": 2}},
+            {"name": "shots", "type": "image", "translatable": true, "settings": {"allow_multiple": true, "max_links": 1}},
+            {"name": "content", "type": "blocks", "settings": {"block_types": [
+                {"key": "b", "fields": [{"name": "refs", "type": "relation_many", "settings": {"related_collection_id": 2, "max_links": 1}}]}
+            ]}}
+        ]));
+        let ids = |n: i64| Value::from((1..=n).collect::<Vec<_>>());
+        // The default: 1,000 links pass, 1,001 do not.
+        assert!(create(&s, &f.ctx("en"), json!({"tags": ids(1000)})).is_ok());
+        let err = create(&s, &f.ctx("en"), json!({"tags": ids(5000)})).unwrap_err();
+        assert_eq!(
+            err.get("tags").unwrap(),
+            ["The tags field may hold at most 1000 links; got 5000."]
+        );
+        let m2a = |n: i64| {
+            Value::Array(
+                (1..=n)
+                    .map(|i| json!({"related_collection_id": 2, "related_item_id": i}))
+                    .collect(),
+            )
+        };
+        let err = create(
+            &s,
+            &f.ctx("en"),
+            json!({
+                "tags": ids(1001),
+                "few": ids(3),
+                "mixed": m2a(3),
+                "gallery": ids(3),
+                "shots": {"en": [1], "de": [1, 2]},
+                "content": [{"type": "b", "data": {"refs": [1, 2]}}]
+            }),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.get("tags").unwrap(),
+            ["The tags field may hold at most 1000 links; got 1001."]
+        );
+        assert_eq!(
+            err.get("few").unwrap(),
+            ["The few field may hold at most 2 links; got 3."]
+        );
+        assert_eq!(
+            err.get("mixed").unwrap(),
+            ["The mixed field may hold at most 2 links; got 3."]
+        );
+        assert_eq!(
+            err.get("gallery").unwrap(),
+            ["The gallery field may hold at most 2 files; got 3."]
+        );
+        // Per translation, and inside blocks under the block's path.
+        assert_eq!(
+            err.get("shots").unwrap(),
+            ["The shots field may hold at most 1 file; got 2."]
+        );
+        assert_eq!(
+            err.get("content.0.refs").unwrap(),
+            ["The refs field may hold at most 1 link; got 2."]
+        );
+        assert_eq!(err.len(), 6);
+        // At the caps, everything passes.
+        assert!(
+            create(
+                &s,
+                &f.ctx("en"),
+                json!({"few": ids(2), "mixed": m2a(2), "gallery": ids(2), "shots": {"en": [1], "de": [2]},
+                       "content": [{"type": "b", "data": {"refs": [1]}}]})
+            )
+            .is_ok()
+        );
+    }
+
     fn page_schema() -> CollectionSchema {
         schema(
             json!([{"name": "content", "type": "blocks", "settings": {"max_blocks_depth": 2, "block_types": [

@@ -84,7 +84,8 @@ pub async fn serve() -> HttpResponse {
             FileWritten, FileWriteEnvelope,
         ),
         responses(
-            Unauthenticated, Forbidden, NotFound, Invalid, TooLarge, BodyTimeout, Unavailable,
+            Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
+            Unavailable,
         ),
     ),
     modifiers(&Security),
@@ -449,6 +450,13 @@ pub struct NotFound(pub ErrorBody);
 #[derive(Debug, utoipa::ToResponse)]
 #[response(description = "Invalid input; `errors` is keyed by field or query parameter.")]
 pub struct Invalid(pub ValidationErrorBody);
+
+/// 422 on an item write: besides a value's type and rules, its links are checked.
+#[derive(Debug, utoipa::ToResponse)]
+#[response(
+    description = "Invalid item data; `errors` is keyed by field path (`title`, `content.2.author`). Besides a value's type and rules: a relation, m2a or file field linking an id that is not a live item of the field's related collection (or of the collection an m2a entry names), or not a live file, named in the message (\"The tags field links items not found in collection `tags`: 99999.\"); a field holding more links than its `max_links` setting allows, default 1000 (\"The tags field may hold at most 1000 links; got 5000.\")."
+)]
+pub struct ItemInvalid(pub ValidationErrorBody);
 
 #[derive(Debug, utoipa::ToResponse)]
 #[response(description = "The request body is larger than the configured limit.")]

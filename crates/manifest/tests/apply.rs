@@ -216,9 +216,22 @@ fn invalid_cases() -> Vec<(Value, &'static str)> {
     let mut m = example();
     m["items"]["articles"][0]["data"]["title"] = json!(null);
     cases.push((m, "items.articles[0].data.title"));
+    // Without the article's link to author 1: on PostgreSQL, the refused applies before this one
+    // consumed item ids (sequences do not roll back), so Ada is no longer item 1.
     let mut m = example();
+    m["items"]["articles"][0]["data"]
+        .as_object_mut()
+        .unwrap()
+        .remove("author");
     m["items"]["ghosts"] = json!([{"data": {}}]);
     cases.push((m, "items.ghosts"));
+    // A seed must link items that exist where its field points.
+    let mut m = example();
+    m["items"]["articles"][0]["data"]["author"] = json!(99_999);
+    cases.push((m, "items.articles[0].data.author"));
+    let mut m = example();
+    m["collections"][1]["fields"][3]["settings"] = json!({"max_links": 0});
+    cases.push((m, "collections[1].fields[3].settings.max_links"));
     cases
 }
 

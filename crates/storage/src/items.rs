@@ -22,7 +22,7 @@ use crate::StorageError;
 use crate::collections::Collection;
 pub use crate::filter_sql::{FilterScope, SortKey};
 use crate::filter_sql::{push_filter, push_order, scalar_index_hint};
-use crate::links::sync_links;
+use crate::links::{check_references, sync_links};
 use crate::sql::{
     Sql, begin_write, get_id, get_json, get_object, get_opt_id, get_time, id_param, json_out, now,
 };
@@ -405,8 +405,9 @@ fn admits(
 ///
 /// # Errors
 /// [`StorageError::OutsideItemFilter`] when the new item falls outside the role's item filter,
-/// [`StorageError::Invalid`] when a `unique` value is taken, a database error otherwise;
-/// nothing is written in any of these cases.
+/// [`StorageError::Invalid`] when a `unique` value is taken or a link points at no live item or
+/// file where its field points, a database error otherwise; nothing is written in any of these
+/// cases.
 pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
@@ -440,6 +441,7 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     if !admits(grant, collection, scope, id, Some(at), at, &write.data) {
         return Err(StorageError::OutsideItemFilter);
     }
+    check_references(&tx, collection, &write.data, None, None).await?;
     claim_unique(&tx, collection, id, &write.unique_checks).await?;
     sync_links(&tx, collection, id, &write.data, None).await?;
     record_revision(&tx, id, &data, user).await?;
@@ -462,8 +464,9 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
 /// result is stored with a revision, its links and `unique` claims.
 ///
 /// # Errors
-/// [`StorageError::NotFound`], [`StorageError::Invalid`] (from `prepare` or a taken `unique`
-/// value), [`StorageError::OutsideItemFilter`] (the result leaves the filter), or a database
+/// [`StorageError::NotFound`], [`StorageError::Invalid`] (from `prepare`, a taken `unique`
+/// value, or a link the update adds to the fields it sends that points at no live item or file),
+/// [`StorageError::OutsideItemFilter`] (the result leaves the filter), or a database
 /// error; nothing is written in any of these cases.
 pub async fn update_item<C, F>(
     db: &C,
@@ -494,6 +497,14 @@ where
     ) {
         return Err(StorageError::OutsideItemFilter);
     }
+    check_references(
+        &tx,
+        collection,
+        &write.data,
+        Some(&write.changed),
+        Some(&existing.data),
+    )
+    .await?;
     let backend = tx.get_database_backend();
     let user = user_id.and_then(id_param);
     let data = Json::Object(write.data.clone());

@@ -6,10 +6,17 @@
 //! (one query per relation field per page, [`links_for_items`] + [`crate::items::items_by_ids`])
 //! and reverse lookups ("which items point at this one", [`referencing_items`]), both indexed.
 //! They are rewritten in the same transaction as the item, so they never drift.
+//!
+//! Before an item is stored, [`check_references`] refuses links to items or files that do not
+//! exist (or not where the field points), in the same transaction.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use sea_orm::ConnectionTrait;
 use serde_json::{Map, Value as Json};
-use vellum_domain::{TypeSettings, ValueShape};
+use vellum_domain::{
+    FieldName, RefTarget, Reference, TypeSettings, ValidationErrors, ValueShape, references,
+};
 
 use crate::StorageError;
 use crate::collections::{Collection, StoredField};
@@ -167,6 +174,181 @@ pub(crate) async fn sync_links<C: ConnectionTrait>(
         sql.execute(tx).await?;
     }
     Ok(())
+}
+
+/// Ids named in a "not found" message; the rest are counted.
+const LISTED_IDS: usize = 10;
+/// Ids per existence query: far below both backends' bind-parameter limits, and no fewer than
+/// the default `max_links`, so a field at its default cap costs one query.
+const IDS_PER_QUERY: usize = 1000;
+
+/// Refuses a write whose relation or file values point at nothing: an id that is not a live item
+/// of the field's related collection (unknown, soft-deleted, or an item of another collection),
+/// an m2a entry whose item is not in the collection it names, a file id that is not a live file
+/// (not a folder). Every problem is reported as [`StorageError::Invalid`], keyed like the domain
+/// crate's errors (`tags`, `content.2.author`), naming the ids. Call inside the write's
+/// transaction, before the item is stored.
+///
+/// One query per target (related collection, or files) whatever the number of fields linking
+/// there, chunked by [`IDS_PER_QUERY`]; a write without links costs none.
+///
+/// `only` restricts the check to the top-level fields a PATCH sends. `existing` is the stored
+/// data an update replaces: a link it already held in the same field is not checked again, so a
+/// client can send back what it read even when a related item was deleted since (deleting an item
+/// leaves the links to it in place, see `docs/api.md`).
+pub(crate) async fn check_references<C: ConnectionTrait>(
+    tx: &C,
+    collection: &Collection,
+    data: &Map<String, Json>,
+    only: Option<&[FieldName]>,
+    existing: Option<&Map<String, Json>>,
+) -> Result<(), StorageError> {
+    let fields = collection.schema().fields();
+    let mut refs = references(fields, data, only);
+    if let Some(existing) = existing {
+        let kept: HashSet<(FieldName, RefTarget, i64)> = references(fields, existing, only)
+            .into_iter()
+            .flat_map(|r| {
+                let (root, target) = (r.root, r.target);
+                r.ids
+                    .into_iter()
+                    .map(move |id| (root.clone(), target.clone(), id))
+            })
+            .collect();
+        for r in &mut refs {
+            r.ids
+                .retain(|id| !kept.contains(&(r.root.clone(), r.target.clone(), *id)));
+        }
+        refs.retain(|r| !r.ids.is_empty());
+    }
+    if refs.is_empty() {
+        return Ok(());
+    }
+    let mut wanted: BTreeMap<&RefTarget, BTreeSet<i64>> = BTreeMap::new();
+    for r in &refs {
+        wanted.entry(&r.target).or_default().extend(&r.ids);
+    }
+    let mut found: BTreeMap<&RefTarget, HashSet<i64>> = BTreeMap::new();
+    for (target, ids) in wanted {
+        found.insert(target, live_ids(tx, target, &ids).await?);
+    }
+    let mut errors = ValidationErrors::new();
+    for r in &refs {
+        let missing: Vec<i64> = r
+            .ids
+            .iter()
+            .copied()
+            .filter(|id| !found.get(&r.target).is_some_and(|f| f.contains(id)))
+            .collect();
+        if !missing.is_empty() {
+            errors.add(
+                r.path.clone(),
+                not_found(tx, collection, r, &missing).await?,
+            );
+        }
+    }
+    errors.into_result(()).map_err(StorageError::Invalid)
+}
+
+/// Which of `ids` are live at `target`.
+async fn live_ids<C: ConnectionTrait>(
+    tx: &C,
+    target: &RefTarget,
+    ids: &BTreeSet<i64>,
+) -> Result<HashSet<i64>, StorageError> {
+    // An id beyond the id column's range cannot exist.
+    let params: Vec<i32> = ids.iter().filter_map(|id| id_param(*id)).collect();
+    let mut found = HashSet::with_capacity(params.len());
+    for chunk in params.chunks(IDS_PER_QUERY) {
+        let mut sql = Sql::new(tx.get_database_backend());
+        match target {
+            RefTarget::Items(collection_id) => {
+                let Some(cid) = id_param(*collection_id) else {
+                    return Ok(found);
+                };
+                sql.push("SELECT id FROM items WHERE collection_id = ")
+                    .bind(cid)
+                    .push(" AND deleted_at IS NULL AND id IN ");
+            }
+            RefTarget::ItemsBySlug(slug) => {
+                sql.push("SELECT i.id AS id FROM items i JOIN collections c ON c.id = i.collection_id WHERE c.slug = ")
+                    .bind(slug.as_str())
+                    .push(" AND i.deleted_at IS NULL AND i.id IN ");
+            }
+            RefTarget::Files => {
+                sql.push(
+                    "SELECT id FROM files WHERE type = 'file' AND deleted_at IS NULL AND id IN ",
+                );
+            }
+            RefTarget::Nowhere => return Ok(found),
+        }
+        sql.bind_list(chunk.iter().copied());
+        for row in sql.all(tx).await? {
+            found.insert(get_id(&row, "id")?);
+        }
+    }
+    Ok(found)
+}
+
+/// The message for the ids of `r` that were not found: the first [`LISTED_IDS`], and how many
+/// more. Runs only when a write is refused (the slug of a related collection other than the
+/// item's own costs one query then).
+async fn not_found<C: ConnectionTrait>(
+    tx: &C,
+    collection: &Collection,
+    r: &Reference,
+    missing: &[i64],
+) -> Result<String, StorageError> {
+    let mut list = missing
+        .iter()
+        .take(LISTED_IDS)
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if missing.len() > LISTED_IDS {
+        list.push_str(&format!(" and {} more", missing.len() - LISTED_IDS));
+    }
+    let field = &r.field;
+    Ok(match &r.target {
+        RefTarget::Items(id) => {
+            let slug = if *id == collection.id {
+                Some(collection.slug.to_string())
+            } else {
+                collection_slug(tx, *id).await?
+            };
+            match slug {
+                Some(slug) => format!(
+                    "The {field} field links items not found in collection `{slug}`: {list}."
+                ),
+                None => format!(
+                    "The {field} field links collection {id}, which does not exist: {list}."
+                ),
+            }
+        }
+        RefTarget::ItemsBySlug(slug) => {
+            format!("The {field} field links items not found in collection `{slug}`: {list}.")
+        }
+        RefTarget::Nowhere => {
+            format!("The {field} field has no related collection, so it cannot link items: {list}.")
+        }
+        RefTarget::Files => format!("The {field} field links files not found: {list}."),
+    })
+}
+
+async fn collection_slug<C: ConnectionTrait>(
+    tx: &C,
+    id: i64,
+) -> Result<Option<String>, StorageError> {
+    let Some(id) = id_param(id) else {
+        return Ok(None);
+    };
+    let mut sql = Sql::new(tx.get_database_backend());
+    sql.push("SELECT slug FROM collections WHERE id = ")
+        .bind(id);
+    Ok(match sql.one(tx).await? {
+        Some(row) => Some(row.try_get("", "slug")?),
+        None => None,
+    })
 }
 
 /// The links of one relation field for a page of items, in item then position order: one query

@@ -41,13 +41,12 @@ use serde_json::{Map, Number, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use vellum_domain::{
-    CollectionSlug, ContentLocales, FieldDef, LocaleCode, LocaleSelection, PreparedWrite,
-    flatten_for_read,
+    CollectionSlug, ContentLocales, FieldDef, LocaleCode, LocaleSelection, flatten_for_read,
 };
-use vellum_policy::{CollectionAction, Filter, FilterOp, ItemRef, Role};
+use vellum_policy::{Filter, FilterOp, ItemRef};
 use vellum_storage::collections::{Collection, CollectionDef, save_collection};
 use vellum_storage::items::{
-    FilterScope, Item, ListItems, SortKey, create_item, list_items, list_items_with_total,
+    FilterScope, Item, ListItems, SortKey, list_items, list_items_with_total,
 };
 use vellum_storage::testing::TestDb;
 
@@ -419,8 +418,9 @@ fn rows_from(pools: &Pools) -> Vec<Map<String, Value>> {
         .collect()
 }
 
-/// A collection holding `rows` exactly as given (bypassing normalization: stored data outlives
-/// the schema it was written under), optionally with [`STAMPS`] as timestamps.
+/// A collection holding `rows` exactly as given (bypassing normalization and the write path's
+/// checks, so inserted as rows: stored data outlives the schema and the rules it was written
+/// under, e.g. relation ids that point at nothing), optionally with [`STAMPS`] as timestamps.
 async fn fixture_with(rows: Vec<Map<String, Value>>, stamps: bool) -> Fixture {
     let db = TestDb::new().await.unwrap();
     let def = CollectionDef {
@@ -434,27 +434,9 @@ async fn fixture_with(rows: Vec<Map<String, Value>>, stamps: bool) -> Fixture {
     };
     let (collection, _) = save_collection(&db.conn, &def).await.unwrap();
     let locales = ContentLocales::new(LOCALES, "en").unwrap();
-    let admin = Role::from_json("super-admin", &json!({})).unwrap();
-    let grant = admin
-        .authorize_item_write(&collection.slug, CollectionAction::Create, ["title"])
-        .unwrap();
-    let locale = locales.default_locale().clone();
-    let scope = FilterScope {
-        schema: collection.schema(),
-        locales: &locales,
-        locale: &locale,
-    };
     let mut ids = Vec::new();
     for row in &rows {
-        let write = PreparedWrite {
-            data: row.clone(),
-            changed: Vec::new(),
-            unique_checks: Vec::new(),
-        };
-        let item = create_item(&db.conn, &collection, &scope, &grant, &write, None)
-            .await
-            .unwrap();
-        ids.push(item.id);
+        ids.push(insert_stored(&db, &collection, row).await);
     }
     if stamps {
         for (i, id) in ids.iter().enumerate() {
@@ -480,6 +462,35 @@ async fn fixture_with(rows: Vec<Map<String, Value>>, stamps: bool) -> Fixture {
 }
 
 /// Stores a timestamp as the application does (the same sea-orm value and column).
+/// Inserts an item row holding `data` as stored JSONB, as the storage crate writes it.
+async fn insert_stored(db: &TestDb, collection: &Collection, data: &Map<String, Value>) -> i64 {
+    let backend = db.conn.get_database_backend();
+    let sql = if backend == DbBackend::Postgres {
+        "INSERT INTO items (collection_id, data, created_at, updated_at) VALUES ($1, CAST($2 AS jsonb), $3, $3) RETURNING id"
+    } else {
+        "INSERT INTO items (collection_id, data, created_at, updated_at) VALUES (?, jsonb(?), ?, ?) RETURNING id"
+    };
+    // Microseconds, as the storage crate writes timestamps.
+    let now = OffsetDateTime::now_utc();
+    let now = now
+        .replace_nanosecond(now.nanosecond() / 1000 * 1000)
+        .unwrap();
+    let cid = i32::try_from(collection.id).unwrap();
+    let text = Value::Object(data.clone()).to_string();
+    let values: Vec<sea_orm::Value> = if backend == DbBackend::Postgres {
+        vec![cid.into(), text.into(), now.into()]
+    } else {
+        vec![cid.into(), text.into(), now.into(), now.into()]
+    };
+    let row = db
+        .conn
+        .query_one_raw(Statement::from_sql_and_values(backend, sql, values))
+        .await
+        .unwrap()
+        .unwrap();
+    i64::from(row.try_get::<i32>("", "id").unwrap())
+}
+
 async fn set_time(db: &TestDb, column: &str, id: i64, at: &str) {
     let at = OffsetDateTime::parse(at, &Rfc3339).unwrap();
     let backend = db.conn.get_database_backend();

@@ -1823,3 +1823,421 @@ async fn a_relation_field_turned_into_a_plain_field_leaves_no_links() {
         0
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Relation targets: every link a write adds must point at a live item (or file) where its field
+// points; checked inside the write's transaction, one query per target.
+// ---------------------------------------------------------------------------------------------
+
+fn invalid(err: &StorageError) -> Vec<(String, Vec<String>)> {
+    match err {
+        StorageError::Invalid(errors) => errors
+            .iter()
+            .map(|(k, m)| (k.to_owned(), m.to_vec()))
+            .collect(),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+fn one(key: &str, message: &str) -> Vec<(String, Vec<String>)> {
+    vec![(key.to_owned(), vec![message.to_owned()])]
+}
+
+impl Env {
+    /// `n` items of `c` inserted in one statement (`{"label": "…"}`), their ids in order.
+    async fn bulk_items(&self, c: &Collection, n: usize) -> Vec<i64> {
+        let rows: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    "({}, '{{\"label\": \"t{i}\"}}', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)",
+                    c.id
+                )
+            })
+            .collect();
+        self.exec(&format!(
+            "INSERT INTO items (collection_id, data, created_at, updated_at) VALUES {}",
+            rows.join(", ")
+        ))
+        .await;
+        self.db
+            .conn
+            .query_all_raw(Statement::from_string(
+                self.db.backend(),
+                format!(
+                    "SELECT id FROM items WHERE collection_id = {} ORDER BY id DESC LIMIT {n}",
+                    c.id
+                ),
+            ))
+            .await
+            .unwrap()
+            .iter()
+            .rev()
+            .map(|r| i64::from(r.try_get::<i32>("", "id").unwrap()))
+            .collect()
+    }
+
+    async fn exec(&self, sql: &str) {
+        self.db
+            .conn
+            .execute_raw(Statement::from_string(self.db.backend(), sql.to_owned()))
+            .await
+            .unwrap();
+    }
+
+    /// A `files` row of `kind` (`file` or `folder`), soft-deleted when `deleted`.
+    async fn file_row(&self, kind: &str, name: &str, deleted: bool) -> i64 {
+        let deleted_at = if deleted { "CURRENT_TIMESTAMP" } else { "NULL" };
+        let row = self
+            .db
+            .conn
+            .query_one_raw(Statement::from_string(
+                self.db.backend(),
+                format!(
+                    "INSERT INTO files (type, filename, created_at, updated_at, deleted_at) VALUES ('{kind}', '{name}', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, {deleted_at}) RETURNING id"
+                ),
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        i64::from(row.try_get::<i32>("", "id").unwrap())
+    }
+}
+
+#[tokio::test]
+async fn links_to_unknown_foreign_or_deleted_items_are_refused_and_nothing_is_written() {
+    let blog = Blog::new().await;
+    let (env, a, t) = (&blog.env, &blog.a, &blog.t);
+    let (authors, tags) = (blog.authors.id, blog.tags.id);
+    env.delete(&blog.tags, t[2]).await.unwrap();
+    let before = env.rows().await;
+
+    // An unknown id, a single and a many.
+    let err = env
+        .try_create(&blog.articles, json!({"author": 99_999}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        one(
+            "author",
+            "The author field links items not found in collection `authors`: 99999."
+        )
+    );
+    let err = env
+        .try_create(&blog.articles, json!({"tags": [t[0], 99_999, 100_000]}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        one(
+            "tags",
+            "The tags field links items not found in collection `tags`: 99999, 100000."
+        )
+    );
+    // An id of another collection (an author in `tags`), a soft-deleted tag, an id beyond the
+    // id column: none is a tag.
+    let err = env
+        .try_create(
+            &blog.articles,
+            json!({"tags": [a[0], t[2], 9_007_199_254_740_993_i64]}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        one(
+            "tags",
+            &format!(
+                "The tags field links items not found in collection `tags`: {}, {}, 9007199254740993.",
+                a[0], t[2]
+            )
+        )
+    );
+    // m2a: each entry's item must be in the collection the entry names.
+    let err = env
+        .try_create(
+            &blog.articles,
+            json!({"blocks_ref": [
+                {"related_collection_id": authors, "related_item_id": a[0]},
+                {"related_collection_id": tags, "related_item_id": a[1]},
+                {"related_collection_id": authors, "related_item_id": t[0]}
+            ]}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        vec![(
+            "blocks_ref".to_owned(),
+            vec![
+                format!(
+                    "The blocks_ref field links items not found in collection `authors`: {}.",
+                    t[0]
+                ),
+                format!(
+                    "The blocks_ref field links items not found in collection `tags`: {}.",
+                    a[1]
+                ),
+            ]
+        )]
+    );
+    // Every field's problem at once.
+    let err = env
+        .try_create(
+            &blog.articles,
+            json!({"author": t[0], "tags": [a[1]], "title": "x"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(invalid_keys(&err), ["author", "tags"]);
+    assert_eq!(env.rows().await, before);
+
+    // The same values with real targets are stored.
+    let ok = env
+        .try_create(
+            &blog.articles,
+            json!({"author": a[0], "tags": [t[0], t[1]], "blocks_ref": [
+                {"related_collection_id": authors, "related_item_id": a[0]},
+                {"related_collection_id": tags, "related_item_id": t[1]}
+            ]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(env.rows().await.links, before.links + 5);
+    assert_eq!(ok.data["author"], json!(a[0]));
+}
+
+#[tokio::test]
+async fn many_missing_ids_are_listed_ten_at_most_and_counted() {
+    let blog = Blog::new().await;
+    let env = &blog.env;
+    let ids: Vec<i64> = (500_000..500_025).collect();
+    let err = env
+        .try_create(&blog.articles, json!({"tags": ids}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        one(
+            "tags",
+            "The tags field links items not found in collection `tags`: 500000, 500001, 500002, 500003, 500004, 500005, 500006, 500007, 500008, 500009 and 15 more."
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_update_checks_the_links_it_adds_to_the_fields_it_sends() {
+    let blog = Blog::new().await;
+    let (env, a, t) = (&blog.env, &blog.a, &blog.t);
+    let article = env
+        .create(
+            &blog.articles,
+            json!({"author": a[0], "tags": [t[0], t[1]]}),
+        )
+        .await;
+    // The tag is deleted after it was linked: the link stays (reads keep the lean link).
+    env.delete(&blog.tags, t[0]).await.unwrap();
+    assert_eq!(
+        env.get(&blog.articles, article.id).await.unwrap().data["tags"],
+        json!([{"related_item_id": t[0], "meta": {}}, {"related_item_id": t[1], "meta": {}}])
+    );
+    // A patch of another field is not concerned by it.
+    env.update(&blog.articles, article.id, json!({"title": "renamed"}))
+        .await
+        .unwrap();
+    // Sending back what was read keeps the dangling link; adding a live tag beside it works.
+    env.update(
+        &blog.articles,
+        article.id,
+        json!({"tags": [t[0], t[1], t[2]]}),
+    )
+    .await
+    .unwrap();
+    // A link the item did not hold before must point at a live item, here a deleted one.
+    let other = env.create(&blog.articles, json!({"title": "other"})).await;
+    let before = env.rows().await;
+    let err = env
+        .update(&blog.articles, other.id, json!({"tags": [t[1], t[0]]}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        one(
+            "tags",
+            &format!(
+                "The tags field links items not found in collection `tags`: {}.",
+                t[0]
+            )
+        )
+    );
+    let err = env
+        .update(&blog.articles, article.id, json!({"author": 99_999}))
+        .await
+        .unwrap_err();
+    assert_eq!(invalid_keys(&err), ["author"]);
+    assert_eq!(env.rows().await, before);
+    assert_eq!(
+        env.get(&blog.articles, article.id).await.unwrap().data["author"],
+        json!(a[0])
+    );
+}
+
+#[tokio::test]
+async fn file_fields_must_name_live_files_not_folders() {
+    let env = Env::new().await;
+    let c = env
+        .save(
+            "posts",
+            &[
+                json!({"name": "cover", "type": "image"}),
+                json!({"name": "gallery", "type": "files", "translatable": true}),
+            ],
+        )
+        .await;
+    let file = env.file_row("file", "a.jpg", false).await;
+    let other = env.file_row("file", "b.jpg", false).await;
+    let folder = env.file_row("folder", "covers", false).await;
+    let gone = env.file_row("file", "c.jpg", true).await;
+    let err = env
+        .try_create(
+            &c,
+            json!({"cover": folder, "gallery": {"en": [file, gone], "de": [99_999]}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        vec![
+            (
+                "cover".to_owned(),
+                vec![format!("The cover field links files not found: {folder}.")]
+            ),
+            (
+                "gallery".to_owned(),
+                vec![format!(
+                    "The gallery field links files not found: {gone}, 99999."
+                )]
+            ),
+        ]
+    );
+    assert_eq!(env.rows().await.items, 0);
+    env.try_create(
+        &c,
+        json!({"cover": file, "gallery": {"en": [file, other], "de": [other]}}),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn relation_fields_nested_in_blocks_are_checked_under_their_path() {
+    let env = Env::new().await;
+    let authors = env
+        .save("authors", &[json!({"name": "name", "type": "string"})])
+        .await;
+    let ada = env.create(&authors, json!({"name": "Ada"})).await.id;
+    let pages = env
+        .save(
+            "pages",
+            &[json!({"name": "content", "type": "blocks", "settings": {"block_types": [
+                {"key": "quote", "fields": [
+                    {"name": "by", "type": "many_to_one", "settings": {"related_collection_id": authors.id}},
+                    {"name": "also", "type": "one_to_many", "settings": {"related_collection": "authors"}},
+                    {"name": "loose", "type": "relation"}
+                ]}
+            ]}})],
+        )
+        .await;
+    let err = env
+        .try_create(
+            &pages,
+            json!({"content": [
+                {"type": "quote", "data": {"by": ada, "also": [ada]}},
+                {"type": "quote", "data": {"by": 99_999, "also": [ada, 88_888], "loose": 5}}
+            ]}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        invalid(&err),
+        vec![
+            (
+                "content.1.also".to_owned(),
+                vec![
+                    "The also field links items not found in collection `authors`: 88888."
+                        .to_owned()
+                ]
+            ),
+            (
+                "content.1.by".to_owned(),
+                vec![
+                    "The by field links items not found in collection `authors`: 99999.".to_owned()
+                ]
+            ),
+            (
+                "content.1.loose".to_owned(),
+                vec![
+                    "The loose field has no related collection, so it cannot link items: 5."
+                        .to_owned()
+                ]
+            ),
+        ]
+    );
+    env.try_create(
+        &pages,
+        json!({"content": [{"type": "quote", "data": {"by": ada, "also": [ada]}}]}),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_thousand_live_tags_are_checked_in_one_query_and_the_cap_holds_past_it() {
+    let blog = Blog::new().await;
+    let env = &blog.env;
+    let ids = env.bulk_items(&blog.tags, 1000).await;
+    assert_eq!(ids.len(), 1000);
+
+    let checks = Arc::new(AtomicUsize::new(0));
+    let mut counted = env.db.conn.clone();
+    let counter = Arc::clone(&checks);
+    counted.set_metric_callback(move |info| {
+        if info
+            .statement
+            .sql
+            .starts_with("SELECT id FROM items WHERE collection_id")
+        {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let c = &blog.articles;
+    let write = env.prepare(c, json!({"tags": ids, "author": blog.a[0]}));
+    let item = create_item(
+        &counted,
+        c,
+        &env.scope(c),
+        &admin(c, CollectionAction::Create),
+        &write,
+        None,
+    )
+    .await
+    .unwrap();
+    // One query for the tags, one for the author.
+    assert_eq!(checks.load(Ordering::SeqCst), 2);
+    assert_eq!(blog.links("tags", &[item.id]).await.len(), 1000);
+
+    // One more is over the default cap: the domain refuses it before storage is asked.
+    let mut over = ids.clone();
+    over.push(blog.t[0]);
+    let err = prepare_write(
+        c.schema(),
+        &obj(json!({"tags": over})),
+        WriteMode::Create,
+        &env.ctx(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.get("tags").unwrap(),
+        ["The tags field may hold at most 1000 links; got 1001."]
+    );
+}

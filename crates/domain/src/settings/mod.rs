@@ -32,6 +32,14 @@ pub enum GeometryMode {
     Multipoint,
 }
 
+/// Default `max_links`: how many links (related items, m2a entries or files) one value of a
+/// field that holds several may carry. A value is stored whole, mirrored as link rows and
+/// returned whole in every list, so without a bound one write could make every read of a page
+/// as large as the request body limit allows (hundreds of thousands of links).
+pub const DEFAULT_MAX_LINKS: u16 = 1000;
+/// Ceiling of `max_links`: the largest value a field may declare.
+pub const MAX_LINKS_CEILING: u16 = 10_000;
+
 /// `layout_width`, a form concern kept typed so a typo is caught when the schema is saved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LayoutWidth {
@@ -132,6 +140,10 @@ pub struct FieldSettings {
     pub layout_width: LayoutWidth,
     pub layout_starts_new_row: bool,
     pub conditions: Option<Conditions>,
+    /// `max_links`, as the field declares it, for the types that can hold several links
+    /// ([`FieldType::holds_many_links`]); `None` elsewhere and when not set. Read it through
+    /// [`FieldSettings::max_links`], which applies the default.
+    pub declared_max_links: Option<u16>,
     pub kind: TypeSettings,
 }
 
@@ -158,6 +170,7 @@ impl Default for FieldSettings {
             layout_width: LayoutWidth::Full,
             layout_starts_new_row: false,
             conditions: None,
+            declared_max_links: None,
             kind: TypeSettings::None,
         }
     }
@@ -185,6 +198,13 @@ impl FieldSettings {
                 allow_multiple: true
             }
         )
+    }
+
+    /// How many links one value of this field may hold: `max_links`, or [`DEFAULT_MAX_LINKS`].
+    /// Meaningful for the types that can hold several ([`FieldType::holds_many_links`]).
+    #[must_use]
+    pub fn max_links(&self) -> usize {
+        usize::from(self.declared_max_links.unwrap_or(DEFAULT_MAX_LINKS))
     }
 
     /// Whether `validation_rules` contains `operator`.
@@ -258,6 +278,9 @@ impl FieldSettings {
             None | Some(Value::Null) => None,
             Some(v) => Some(Conditions::from_json(v).map_err(|e| e.within("conditions"))?),
         };
+        if field_type.holds_many_links() {
+            settings.declared_max_links = parse_max_links(raw.get("max_links"))?;
+        }
         settings.kind = parse_kind(field_type, &raw, nesting)?;
         if let TypeSettings::Blocks(blocks) = &settings.kind {
             // Store what the server will enforce: block definitions past the depth limit are gone.
@@ -335,6 +358,24 @@ fn parse_kind(
         FieldType::Blocks => TypeSettings::Blocks(BlocksSettings::parse(raw, nesting)?),
         _ => TypeSettings::None,
     })
+}
+
+/// `max_links`: an integer from 1 to [`MAX_LINKS_CEILING`].
+fn parse_max_links(raw: Option<&Value>) -> Result<Option<u16>, DomainError> {
+    let Some(value) = raw.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    value
+        .as_u64()
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| (1..=MAX_LINKS_CEILING).contains(n))
+        .map(Some)
+        .ok_or_else(|| {
+            DomainError::settings(
+                "max_links",
+                format!("must be an integer from 1 to {MAX_LINKS_CEILING}, got {value}"),
+            )
+        })
 }
 
 fn parse_relation(raw: &Map<String, Value>) -> Result<RelationSettings, DomainError> {
@@ -505,5 +546,89 @@ fn parse_options(raw: Option<&Value>) -> Result<Option<Vec<String>>, DomainError
             Ok(Some(out))
         }
         Some(_) => Err(DomainError::settings("options", "must be an array")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::FieldDef;
+
+    fn def(field_type: &str, settings: Value) -> Result<FieldDef, DomainError> {
+        FieldDef::from_json(&json!({"name": "f", "type": field_type, "settings": settings}))
+    }
+
+    #[test]
+    fn max_links_defaults_to_1000_and_takes_1_to_10000() {
+        for ty in [
+            "one_to_many",
+            "relation_many",
+            "many_to_many",
+            "m2a",
+            "files",
+            "image",
+        ] {
+            let default = def(ty, json!({})).unwrap();
+            assert_eq!(default.settings.declared_max_links, None, "{ty}");
+            assert_eq!(default.settings.max_links(), 1000, "{ty}");
+            for n in [1, 50, 10_000] {
+                let set = def(ty, json!({"max_links": n})).unwrap();
+                assert_eq!(set.settings.max_links(), n, "{ty}");
+                // Kept in the stored settings as written.
+                assert_eq!(set.settings.to_json()["max_links"], json!(n));
+            }
+            assert_eq!(
+                def(ty, json!({"max_links": null}))
+                    .unwrap()
+                    .settings
+                    .max_links(),
+                1000
+            );
+            for bad in [
+                json!(0),
+                json!(10_001),
+                json!(-1),
+                json!(2.5),
+                json!("50"),
+                json!(true),
+                json!(70_000),
+            ] {
+                let err = def(ty, json!({"max_links": bad})).unwrap_err();
+                assert_eq!(
+                    err,
+                    DomainError::InvalidSettings {
+                        path: "settings.max_links".into(),
+                        message: format!("must be an integer from 1 to 10000, got {bad}"),
+                    },
+                    "{ty}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn max_links_means_nothing_to_single_valued_types_and_is_kept_raw() {
+        for ty in ["many_to_one", "relation", "relation_tree", "file", "string"] {
+            let f = def(ty, json!({"max_links": "whatever"})).unwrap();
+            assert_eq!(f.settings.declared_max_links, None, "{ty}");
+            assert_eq!(f.settings.to_json()["max_links"], json!("whatever"));
+        }
+    }
+
+    #[test]
+    fn max_links_inside_blocks_is_checked_with_its_path() {
+        let err = def(
+            "blocks",
+            json!({"block_types": [{"key": "b", "fields": [
+                {"name": "refs", "type": "one_to_many", "settings": {"max_links": 0}}
+            ]}]}),
+        )
+        .unwrap_err();
+        let DomainError::InvalidSettings { path, .. } = err else {
+            panic!("{err:?}");
+        };
+        assert!(path.ends_with("settings.max_links"), "{path}");
     }
 }

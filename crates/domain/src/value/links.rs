@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use super::scalar;
@@ -25,18 +27,42 @@ pub(super) fn single_id(value: &Value) -> Result<Value, String> {
     }
 }
 
+/// How many links one value may hold, and what to call them in the message when it holds more
+/// (`max_links`, checked before any entry is looked at, so an oversized list costs nothing).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cap {
+    pub max: usize,
+    /// Singular: `link` or `file`.
+    pub noun: &'static str,
+}
+
+impl Cap {
+    fn check(self, len: usize) -> Result<(), String> {
+        if len > self.max {
+            let plural = if self.max == 1 { "" } else { "s" };
+            return Err(format!(
+                "may hold at most {} {}{plural}; got {len}.",
+                self.max, self.noun
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A list of ids (`files`, `image` with `allow_multiple`, `one_to_many`, `relation_many`). A lone
 /// id is a one-element list; null is `[]`. Order is kept; duplicates are an error unless allowed.
-pub(super) fn id_list(value: &Value, allow_duplicates: bool) -> Result<Value, String> {
+pub(super) fn id_list(value: &Value, allow_duplicates: bool, cap: Cap) -> Result<Value, String> {
     let items: Vec<&Value> = match value {
         Value::Null => Vec::new(),
         Value::Array(list) => list.iter().collect(),
         other => vec![other],
     };
+    cap.check(items.len())?;
     let mut out: Vec<i64> = Vec::with_capacity(items.len());
+    let mut seen: HashSet<i64> = HashSet::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let parsed = id(item).ok_or_else(|| format!("entry {i} {ID_MSG}"))?;
-        if !allow_duplicates && out.contains(&parsed) {
+        if !seen.insert(parsed) && !allow_duplicates {
             return Err(format!("contains the id {parsed} more than once."));
         }
         out.push(parsed);
@@ -50,14 +76,16 @@ pub(super) fn junction_links(
     value: &Value,
     junction_fields: &[JunctionField],
     allow_duplicates: bool,
+    cap: Cap,
 ) -> Result<Value, String> {
     let items: Vec<&Value> = match value {
         Value::Null => Vec::new(),
         Value::Array(list) => list.iter().collect(),
         other => vec![other],
     };
+    cap.check(items.len())?;
     let mut out = Vec::with_capacity(items.len());
-    let mut seen: Vec<i64> = Vec::with_capacity(items.len());
+    let mut seen: HashSet<i64> = HashSet::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let (related, meta) = match item {
             Value::Object(obj) => {
@@ -77,10 +105,9 @@ pub(super) fn junction_links(
                 Map::new(),
             ),
         };
-        if !allow_duplicates && seen.contains(&related) {
+        if !seen.insert(related) && !allow_duplicates {
             return Err(format!("links the item {related} more than once."));
         }
-        seen.push(related);
         out.push(json!({"related_item_id": related, "meta": meta}));
     }
     Ok(Value::Array(out))
@@ -118,14 +145,16 @@ pub(super) fn collection_links(
     value: &Value,
     allowed: &[i64],
     allow_duplicates: bool,
+    cap: Cap,
 ) -> Result<Value, String> {
     let items: &[Value] = match value {
         Value::Null => &[],
         Value::Array(list) => list,
         _ => return Err("must be a list of { related_collection_id, related_item_id }.".into()),
     };
+    cap.check(items.len())?;
     let mut out = Vec::with_capacity(items.len());
-    let mut seen: Vec<(i64, i64)> = Vec::with_capacity(items.len());
+    let mut seen: HashSet<(i64, i64)> = HashSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let obj = item.as_object().ok_or_else(|| {
             format!("entry {i} must be an object with related_collection_id and related_item_id.")
@@ -146,12 +175,11 @@ pub(super) fn collection_links(
                 "entry {i} links collection {collection}, which this field does not allow."
             ));
         }
-        if !allow_duplicates && seen.contains(&(collection, item_id)) {
+        if !seen.insert((collection, item_id)) && !allow_duplicates {
             return Err(format!(
                 "links item {item_id} of collection {collection} more than once."
             ));
         }
-        seen.push((collection, item_id));
         out.push(json!({"related_collection_id": collection, "related_item_id": item_id}));
     }
     Ok(Value::Array(out))
@@ -161,6 +189,63 @@ pub(super) fn collection_links(
 mod tests {
     use super::*;
     use crate::FieldName;
+
+    const CAP: Cap = Cap {
+        max: 3,
+        noun: "link",
+    };
+
+    // The cases below are about shapes; the cap has its own test.
+    fn id_list(value: &Value, allow_duplicates: bool) -> Result<Value, String> {
+        super::id_list(value, allow_duplicates, CAP)
+    }
+
+    fn junction_links(
+        value: &Value,
+        junction_fields: &[JunctionField],
+        allow_duplicates: bool,
+    ) -> Result<Value, String> {
+        super::junction_links(value, junction_fields, allow_duplicates, CAP)
+    }
+
+    fn collection_links(
+        value: &Value,
+        allowed: &[i64],
+        allow_duplicates: bool,
+    ) -> Result<Value, String> {
+        super::collection_links(value, allowed, allow_duplicates, CAP)
+    }
+
+    #[test]
+    fn every_list_shape_is_capped_before_its_entries_are_read() {
+        let four = json!([1, 2, 3, 4]);
+        let message = "may hold at most 3 links; got 4.";
+        assert_eq!(id_list(&four, false), Err(message.to_owned()));
+        assert_eq!(junction_links(&four, &[], false), Err(message.to_owned()));
+        let entries: Vec<Value> = (1..=4)
+            .map(|i| json!({"related_collection_id": 2, "related_item_id": i}))
+            .collect();
+        assert_eq!(
+            collection_links(&Value::Array(entries), &[2], false),
+            Err(message.to_owned())
+        );
+        // The count comes first: a list over the cap is refused whatever its entries hold.
+        assert_eq!(
+            id_list(&json!(["x", null, 0, {}]), false),
+            Err(message.to_owned())
+        );
+        // At the cap, duplicates allowed or not, the list passes.
+        assert_eq!(id_list(&json!([1, 2, 3]), false), Ok(json!([1, 2, 3])));
+        assert_eq!(id_list(&json!([1, 1, 1]), true), Ok(json!([1, 1, 1])));
+        let files = Cap {
+            max: 1,
+            noun: "file",
+        };
+        assert_eq!(
+            super::id_list(&json!([5, 6]), false, files),
+            Err("may hold at most 1 file; got 2.".to_owned())
+        );
+    }
 
     #[test]
     fn single_ids() {

@@ -61,30 +61,50 @@ pub fn normalize_plain(
             },
         ),
         T::Image | T::Files if field_type.value_shape(settings.allow_multiple()).is_array() => {
-            links::id_list(value, false)
+            links::id_list(value, false, cap(settings, "file"))
         }
         T::Image | T::File | T::Files | T::Relation | T::ManyToOne | T::RelationTree => {
             links::single_id(value)
         }
-        T::OneToMany | T::RelationMany => {
-            links::id_list(value, relation_allows_duplicates(settings))
-        }
+        T::OneToMany | T::RelationMany => links::id_list(
+            value,
+            relation_allows_duplicates(settings),
+            cap(settings, "link"),
+        ),
         T::ManyToMany => match &settings.kind {
             TypeSettings::ManyToMany {
                 relation,
                 junction_fields,
-            } => links::junction_links(value, junction_fields, relation.allow_duplicates),
-            _ => links::junction_links(value, &[], false),
+            } => links::junction_links(
+                value,
+                junction_fields,
+                relation.allow_duplicates,
+                cap(settings, "link"),
+            ),
+            _ => links::junction_links(value, &[], false, cap(settings, "link")),
         },
         T::M2a => match &settings.kind {
             TypeSettings::M2a {
                 allowed_collection_ids,
                 allow_duplicates,
                 ..
-            } => links::collection_links(value, allowed_collection_ids, *allow_duplicates),
-            _ => links::collection_links(value, &[], false),
+            } => links::collection_links(
+                value,
+                allowed_collection_ids,
+                *allow_duplicates,
+                cap(settings, "link"),
+            ),
+            _ => links::collection_links(value, &[], false, cap(settings, "link")),
         },
         T::Hash | T::Blocks => Err("cannot be normalized without the project context.".into()),
+    }
+}
+
+/// The field's `max_links` (see [`FieldSettings::max_links`]).
+fn cap(settings: &FieldSettings, noun: &'static str) -> links::Cap {
+    links::Cap {
+        max: settings.max_links(),
+        noun,
     }
 }
 

@@ -185,7 +185,7 @@ pub async fn show(
         (status = 404, response = crate::openapi::NotFound),
         (status = 408, response = crate::openapi::BodyTimeout),
         (status = 413, response = crate::openapi::TooLarge),
-        (status = 422, response = crate::openapi::Invalid),
+        (status = 422, response = crate::openapi::ItemInvalid),
         (status = 503, response = crate::openapi::Unavailable),
     )
 )]
@@ -236,7 +236,7 @@ pub async fn create(
         (status = 404, response = crate::openapi::NotFound),
         (status = 408, response = crate::openapi::BodyTimeout),
         (status = 413, response = crate::openapi::TooLarge),
-        (status = 422, response = crate::openapi::Invalid),
+        (status = 422, response = crate::openapi::ItemInvalid),
         (status = 503, response = crate::openapi::Unavailable),
     )
 )]

@@ -579,14 +579,24 @@ async fn read_private_without_read_expands_private_files_and_denies_public_ones(
 }
 
 #[actix_web::test]
-async fn a_missing_file_expands_to_null_and_is_omitted_from_arrays() {
+async fn a_deleted_file_expands_to_null_and_is_omitted_from_arrays() {
     let f = setup().await;
+    // A write must name live files; the files go after the page links them.
+    let ghost = file(&f.app, None, "ghost.png", "image/png", Some((2, 2)), None).await;
+    let other = file(&f.app, None, "other.png", "image/png", Some((2, 2)), None).await;
     let page = post(
         &f.app,
         "pages",
-        json!({"title": "Ghosts", "cover": 999_999, "gallery": [999_998, f.cover]}),
+        json!({"title": "Ghosts", "cover": ghost, "gallery": [other, f.cover]}),
     )
     .await;
+    for id in [ghost, other] {
+        let res = f
+            .app
+            .delete(Some("admin-key"), &format!("/api/v1/files/{id}"))
+            .await;
+        assert_eq!(res.status, StatusCode::NO_CONTENT);
+    }
     let item = f
         .get(
             None,

@@ -1689,7 +1689,11 @@ async fn cover(app: &TestApp, key: &str, item: i64) -> Value {
 #[actix_web::test]
 async fn file_writes_through_the_api_make_the_next_cached_item_read_fresh() {
     let app = TestApp::new(project()).await;
-    // The item points at file 1 before it exists (file ids are not checked on write).
+    // The item's cover must exist when the item is written (file ids are checked on write).
+    let uploaded = app
+        .upload_file(Some("curator-key"), "cover.png", &png(12, 8))
+        .await;
+    assert_eq!(uploaded["id"], 1, "the first file of a fresh project");
     let item = app
         .json(
             Method::POST,
@@ -1703,15 +1707,15 @@ async fn file_writes_through_the_api_make_the_next_cached_item_read_fresh() {
         .unwrap();
     let path = format!("/api/v1/collections/posts/items/{item}?include=files");
     let first = app.get_as("viewer-key", &path).await;
-    assert_eq!(first.json()["data"]["data"]["cover"], Value::Null);
+    assert_eq!(first.json()["data"]["data"]["cover"]["id"], 1);
     let again = app.get_as("viewer-key", &path).await;
     assert_eq!(again.header("x-cache"), Some("hit"), "the read is cached");
 
-    // Upload: the next read sees the new file.
-    let uploaded = app
-        .upload_file(Some("curator-key"), "cover.png", &png(12, 8))
+    // Upload (of another file): the next read is fresh.
+    let second = app
+        .upload_file(Some("curator-key"), "other.png", &png(4, 4))
         .await;
-    assert_eq!(uploaded["id"], 1, "the first file of a fresh project");
+    assert_eq!(second["id"], 2);
     let res = app.get_as("viewer-key", &path).await;
     assert_ne!(res.header("x-cache"), Some("hit"), "upload invalidates");
     let (url, transforms) = urls(1, true);

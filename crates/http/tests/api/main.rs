@@ -28,6 +28,7 @@ mod openapi;
 mod origin_cors;
 mod properties;
 mod redis;
+mod relations;
 mod role_matrix;
 mod smoke;
 mod transform_budget;

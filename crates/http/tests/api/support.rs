@@ -142,7 +142,8 @@ impl TestApp {
 }
 
 /// A small project used by many tests: articles (translatable title, status, views, cover image,
-/// author, tags, internal notes), authors, tags; roles `public` (reads published articles,
+/// author, tags, internal notes), authors, tags (seeded in that order, so author Ada is item 1,
+/// tags `rust` and `cms` items 2 and 3, the articles 4 and 5); roles `public` (reads published articles,
 /// authors), `editor` (writes articles but not internal notes), `reader` grants via key
 /// `reader-key`; keys `editor-key`, `admin-key` (super-admin).
 pub fn blog() -> Value {
@@ -191,7 +192,7 @@ pub fn blog() -> Value {
             "authors": [{"data": {"name": "Ada", "email": "ada@example.com"}}],
             "tags": [{"data": {"label": "rust"}}, {"data": {"label": "cms"}}],
             "articles": [
-                {"data": {"title": {"en": "Hello", "de": "Hallo"}, "status": "published", "views": 10, "author": 1, "tags": [1, 2], "internal_notes": "secret"}},
+                {"data": {"title": {"en": "Hello", "de": "Hallo"}, "status": "published", "views": 10, "author": 1, "tags": [2, 3], "internal_notes": "secret"}},
                 {"data": {"title": {"en": "Draft"}, "status": "draft", "views": 5, "internal_notes": "wip"}}
             ]
         }
