@@ -86,7 +86,9 @@ impl From<StorageError> for ApiError {
             StorageError::Db(ref db) if is_unavailable(db) => Self::Unavailable(err),
             // The blob store (a bucket, a disk) failing is a dependency outage, like the
             // database's: retryable, not a bug (a missing blob is `NotFound` above).
-            StorageError::Connect(_) | StorageError::Blob { .. } => Self::Unavailable(err),
+            StorageError::Connect(_) | StorageError::Blob { .. } | StorageError::StorageFailing => {
+                Self::Unavailable(err)
+            }
             StorageError::Migrate(_)
             | StorageError::Db(_)
             | StorageError::Corrupt(_)

@@ -55,6 +55,7 @@ pub fn app(
         .service(
             web::scope("/api/v1")
                 .wrap(from_fn(middleware::response_cache))
+                .wrap(from_fn(middleware::watch_storage))
                 .wrap(from_fn(actor::resolve_actor))
                 .wrap(from_fn(middleware::request_timeout))
                 .wrap(from_fn(middleware::cors))

@@ -16,8 +16,11 @@ use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 use vellum_policy::{AllowOrigin, cors_allow_origin};
 
+use vellum_storage::StorageError;
+
 use crate::actor::Actor;
 use crate::cache::CachedResponse;
+use crate::error::ApiError;
 use crate::state::AppState;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -61,6 +64,27 @@ pub async fn trace_request(
     let status = res.status().as_u16();
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     span.in_scope(|| tracing::info!(status, micros, "request finished"));
+    Ok(res)
+}
+
+/// A request that failed on the database's storage (a full disk, an I/O error) tells the
+/// readiness check, which then fails for a moment whatever its own one-page write does: that
+/// write could still fit where an item's could not (security review R8).
+pub async fn watch_storage(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let res = next.call(req).await?.map_into_boxed_body();
+    if let Some(state) = state
+        && let Some(ApiError::Unavailable(StorageError::Db(err))) = res
+            .response()
+            .error()
+            .and_then(|e| e.as_error::<ApiError>())
+        && vellum_storage::db_storage_failure(err)
+    {
+        vellum_storage::note_storage_failure(state.db()).await;
+    }
     Ok(res)
 }
 

@@ -55,6 +55,10 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
+    /// Requests are failing on the database's storage (a full disk, I/O errors): the readiness
+    /// check's answer while they do, whatever its own small write does.
+    #[error("requests are failing on the database's storage (full disk or I/O errors)")]
+    StorageFailing,
     /// A streamed upload passed its size limit; nothing was kept.
     #[error("the upload is larger than {limit} bytes")]
     TooLarge { limit: u64 },
@@ -100,6 +104,36 @@ pub fn db_unavailable(err: &DbErr) -> bool {
             }
         }
         _ => false,
+    }
+}
+
+/// Whether `err` says the database's storage failed (a full disk, an I/O error, a file that
+/// cannot be opened): the subset of [`db_unavailable`] that a write probe can miss, since a
+/// probe's one page may still fit where a real write does not. Busy and locked databases, pool
+/// time-outs and lost connections are not storage failures.
+#[must_use]
+pub fn db_storage_failure(err: &DbErr) -> bool {
+    use sea_orm::RuntimeErr;
+    use sea_orm::sqlx::Error as Sqlx;
+    let (DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e))) = err
+    else {
+        return false;
+    };
+    let Sqlx::Database(db) = e.as_ref() else {
+        return false;
+    };
+    if let Some(lite) = db.try_downcast_ref::<sea_orm::sqlx::sqlite::SqliteError>() {
+        const IOERR: i64 = 10;
+        const FULL: i64 = 13;
+        const CANTOPEN: i64 = 14;
+        let code = sea_orm::sqlx::error::DatabaseError::code(lite)
+            .and_then(|c| c.parse::<i64>().ok())
+            .unwrap_or_default();
+        matches!(code & 0xff, IOERR | FULL | CANTOPEN)
+    } else if let Some(pg) = db.try_downcast_ref::<sea_orm::sqlx::postgres::PgDatabaseError>() {
+        matches!(pg.code(), "53100" | "58000" | "58030")
+    } else {
+        false
     }
 }
 

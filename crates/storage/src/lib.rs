@@ -29,7 +29,7 @@ mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use error::{StorageError, db_unavailable};
+pub use error::{StorageError, db_storage_failure, db_unavailable};
 pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
@@ -138,6 +138,19 @@ pub async fn connect_with(
 /// How long a successful [`check_writable`] is trusted before the next one writes again.
 const WRITE_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How long a storage failure of a real request ([`note_storage_failure`]) fails
+/// [`check_writable`] by itself.
+const STORAGE_FAILURE_HOLD: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// What [`check_writable`] remembers of one database.
+#[derive(Debug, Default)]
+struct WriteCheck {
+    /// When the last check committed its write.
+    last_success: Option<std::time::Instant>,
+    /// When a request last failed on the database's storage.
+    storage_failed_at: Option<std::time::Instant>,
+}
+
 /// Proves that a write can commit now: the readiness probe's database check.
 ///
 /// A read (`ping`) kept succeeding while every write failed on a full disk (security review
@@ -149,17 +162,41 @@ const WRITE_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs
 /// concurrent checks wait for the one in flight, so an unauthenticated probe cannot be turned
 /// into a stream of writes. Failures are never reused: the next check tries again.
 ///
+/// One page can still fit where an item's write does not (SQLite reuses the WAL's space after a
+/// checkpoint), so a request that failed on the database's storage ([`note_storage_failure`])
+/// fails the check for [`STORAGE_FAILURE_HOLD`] after it, whatever the probe's write does: while
+/// writes keep failing, readiness keeps failing; once they stop (space is back, or no traffic
+/// comes), the probe alone decides again.
+///
 /// # Errors
 /// The write's error; [`db_unavailable`] tells an outage from a bug.
 pub async fn check_writable(db: &DatabaseConnection) -> Result<(), StorageError> {
     let gate = write_check_gate(db);
-    let mut last_success = gate.lock().await;
-    if last_success.is_some_and(|at| at.elapsed() < WRITE_CHECK_INTERVAL) {
+    let mut state = gate.lock().await;
+    if state
+        .storage_failed_at
+        .is_some_and(|at| at.elapsed() < STORAGE_FAILURE_HOLD)
+    {
+        return Err(StorageError::StorageFailing);
+    }
+    if state
+        .last_success
+        .is_some_and(|at| at.elapsed() < WRITE_CHECK_INTERVAL)
+    {
         return Ok(());
     }
     commit_empty_write(db).await?;
-    *last_success = Some(std::time::Instant::now());
+    state.last_success = Some(std::time::Instant::now());
     Ok(())
+}
+
+/// Records that a request failed on the storage of the database `db` points at (see
+/// [`db_storage_failure`]): [`check_writable`] fails for the next [`STORAGE_FAILURE_HOLD`].
+pub async fn note_storage_failure(db: &DatabaseConnection) {
+    let gate = write_check_gate(db);
+    let mut state = gate.lock().await;
+    state.storage_failed_at = Some(std::time::Instant::now());
+    state.last_success = None;
 }
 
 async fn commit_empty_write(db: &DatabaseConnection) -> Result<(), StorageError> {
@@ -186,12 +223,10 @@ async fn commit_empty_write(db: &DatabaseConnection) -> Result<(), StorageError>
 /// The [`check_writable`] state of the database `db` points at (its file, or its server and
 /// database name), shared by every pool on it: the readiness route has no state of its own to
 /// keep it in, and a key per database keeps tests' databases apart.
-fn write_check_gate(
-    db: &DatabaseConnection,
-) -> std::sync::Arc<tokio::sync::Mutex<Option<std::time::Instant>>> {
+fn write_check_gate(db: &DatabaseConnection) -> std::sync::Arc<tokio::sync::Mutex<WriteCheck>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
-    type Gates = Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<std::time::Instant>>>>>;
+    type Gates = Mutex<HashMap<String, Arc<tokio::sync::Mutex<WriteCheck>>>>;
     static GATES: OnceLock<Gates> = OnceLock::new();
     let key = match db.get_database_backend() {
         DbBackend::Postgres => {

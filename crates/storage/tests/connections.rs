@@ -26,7 +26,10 @@ use sea_orm::{
     TransactionOptions, TransactionTrait,
 };
 use vellum_storage::testing::TestDb;
-use vellum_storage::{PoolOptions, connect, connect_with, db_unavailable};
+use vellum_storage::{
+    PoolOptions, check_writable, connect, connect_with, db_storage_failure, db_unavailable,
+    note_storage_failure,
+};
 
 /// What `begin_write` (the storage crate's write paths) asks for.
 fn immediate() -> TransactionOptions {
@@ -175,12 +178,35 @@ async fn a_full_sqlite_database_is_a_retryable_outage() {
         .await
         .unwrap_err();
     assert!(db_unavailable(&err), "SQLITE_FULL is not an outage: {err}");
+    assert!(
+        db_storage_failure(&err),
+        "SQLITE_FULL is not a storage failure"
+    );
     // A bad query is not an outage.
     let err = pool
         .execute_unprepared("SELECT * FROM nowhere")
         .await
         .unwrap_err();
     assert!(!db_unavailable(&err), "a missing table is an outage: {err}");
+    assert!(!db_storage_failure(&err));
+}
+
+/// The readiness write check's one page can fit where a request's write cannot (SQLite reuses
+/// the WAL's space), so a request that failed on the storage fails the check for a moment by
+/// itself; then the check's own write decides again.
+#[tokio::test]
+async fn a_storage_failure_of_a_request_fails_the_write_check_for_a_moment() {
+    let db = TestDb::new().await.unwrap();
+    let pool = connect(db.url()).await.unwrap();
+    check_writable(&pool).await.unwrap();
+    note_storage_failure(&pool).await;
+    let err = check_writable(&pool).await.unwrap_err();
+    assert!(
+        matches!(err, vellum_storage::StorageError::StorageFailing),
+        "{err:?}"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(3100)).await;
+    check_writable(&pool).await.unwrap();
 }
 
 /// What the failed write left behind, staged on a pooled connection.
