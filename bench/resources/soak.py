@@ -187,9 +187,12 @@ def case_fanout(run: Run, articles: int, tags_each: int, bound_mib: int) -> None
           file=sys.stderr)
     path = (f"/api/v1/collections/articles/items?per_page=100&include=tags"
             f"&filter[slug][_contains]=fanx&bust={random.random()}")
-    started = time.monotonic()
-    before, peak, (status, body) = run.measure(lambda: request(run.port, "GET", path, timeout=60))
-    took = time.monotonic() - started
+    def timed() -> tuple[str, bytes, float]:
+        started = time.monotonic()
+        status, body = request(run.port, "GET", path, timeout=60)
+        return status, body, time.monotonic() - started
+
+    before, peak, (status, body, took) = run.measure(timed)
     growth = (peak - before) / MIB
     expanded = lean = 0
     if status == "200":
