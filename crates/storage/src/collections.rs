@@ -187,7 +187,7 @@ pub async fn save_collection<C: ConnectionTrait + TransactionTrait>(
     def: &CollectionDef,
 ) -> Result<(Collection, bool), StorageError> {
     CollectionSchema::new(def.fields.clone()).map_err(|e| StorageError::Conflict(e.to_string()))?;
-    let tx = db.begin().await?;
+    let tx = crate::sql::begin_write(db).await?;
     let backend = tx.get_database_backend();
     let at = now();
     let mut changed = false;
@@ -433,7 +433,7 @@ pub async fn delete_collection<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     slug: &str,
 ) -> Result<(), StorageError> {
-    let tx = db.begin().await?;
+    let tx = crate::sql::begin_write(db).await?;
     let Some(collection) = collection_by_slug(&tx, slug).await? else {
         return Err(StorageError::NotFound { what: "collection" });
     };

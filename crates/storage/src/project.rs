@@ -10,10 +10,7 @@
 //! The secret `hash_key` shares the table but is not a setting: [`get_setting`] and
 //! [`set_setting`] refuse it, so it cannot leak through, or be overwritten by, the admin surfaces.
 
-use sea_orm::{
-    ConnectionTrait, DbBackend, SqliteTransactionMode, TransactionOptions, TransactionSession,
-    TransactionTrait,
-};
+use sea_orm::{ConnectionTrait, DbBackend, TransactionSession, TransactionTrait};
 use serde_json::{Map, Value as Json};
 use tracing::instrument;
 use vellum_domain::{ContentLocales, DomainError, HashKey, LocaleCode};
@@ -312,12 +309,7 @@ pub async fn set_settings<C: ConnectionTrait + TransactionTrait>(
     // The locale check reads the stored values, so the read and the write share a transaction
     // that holds the write lock from the start: two admins changing locales at once cannot both
     // pass the check against the same old state.
-    let tx = db
-        .begin_with_options(TransactionOptions {
-            sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-            ..TransactionOptions::default()
-        })
-        .await?;
+    let tx = crate::sql::begin_write(db).await?;
     let backend = tx.get_database_backend();
     if touches_locales {
         if backend == DbBackend::Postgres {
