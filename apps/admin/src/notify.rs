@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use vellum_http::cache::RedisBackend;
+use vellum_app::cache::RedisBackend;
 
 use crate::DatabaseArgs;
 

@@ -747,8 +747,8 @@ async fn a_change_bumps_the_servers_redis_epoch() {
         eprintln!("skipped the live part: VELLUM_TEST_REDIS_URL is not set");
         return;
     };
-    let servers = vellum_http::cache::RedisBackend::new(&url, 1).unwrap();
-    use vellum_http::cache::Epoch as _;
+    let servers = vellum_app::cache::RedisBackend::new(&url, 1).unwrap();
+    use vellum_app::cache::Epoch as _;
     let before = servers.current().await;
     let output = test.run(&[
         "--redis-url",

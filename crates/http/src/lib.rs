@@ -10,7 +10,9 @@
 //! `vellum-domain`); 5xx bodies never carry internal details.
 
 pub mod actor;
-pub mod cache;
+/// The response cache and its epoch live in the application layer; re-exported under the path
+/// the server and the tests have always used.
+pub use vellum_app::cache;
 mod error;
 pub mod ingest;
 pub mod middleware;

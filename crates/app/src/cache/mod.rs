@@ -19,7 +19,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-pub(crate) mod key;
+pub mod key;
 pub mod redis;
 
 pub use redis::RedisBackend;

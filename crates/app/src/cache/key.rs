@@ -12,14 +12,22 @@ use sha2::{Digest, Sha256};
 /// A digest of several parts, each followed by its length, so that no two sequences of parts
 /// hash the same input (`("ab", "c")` and `("a", "bc")` differ). Parts can be streamed from a
 /// `Debug` implementation without building its text first.
-pub(crate) struct KeyHasher {
+pub struct KeyHasher {
     sha: Sha256,
     part_len: u64,
 }
 
+impl fmt::Debug for KeyHasher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyHasher")
+            .field("part_len", &self.part_len)
+            .finish_non_exhaustive()
+    }
+}
+
 impl KeyHasher {
     /// A hasher for keys of one `kind`, so keys of different uses never meet.
-    pub(crate) fn new(kind: &str) -> Self {
+    pub fn new(kind: &str) -> Self {
         let mut hasher = Self {
             sha: Sha256::new(),
             part_len: 0,
@@ -29,14 +37,14 @@ impl KeyHasher {
     }
 
     /// Adds a text part.
-    pub(crate) fn part(&mut self, text: &str) -> &mut Self {
+    pub fn part(&mut self, text: &str) -> &mut Self {
         self.sha.update(text.as_bytes());
         self.part_len = u64::try_from(text.len()).unwrap_or(u64::MAX);
         self.end_part()
     }
 
     /// Adds the `Debug` text of `value` as one part, streamed into the digest.
-    pub(crate) fn debug_part(&mut self, value: &dyn fmt::Debug) -> &mut Self {
+    pub fn debug_part(&mut self, value: &dyn fmt::Debug) -> &mut Self {
         // Writing into a hasher cannot fail; a failing `Debug` only changes the digest.
         let _ = write!(self, "{value:?}");
         self.end_part()
@@ -48,12 +56,12 @@ impl KeyHasher {
         self
     }
 
-    pub(crate) fn finish(self) -> [u8; 32] {
+    pub fn finish(self) -> [u8; 32] {
         self.sha.finalize().into()
     }
 
     /// The digest as 64 lowercase hex digits (Redis keys stay printable).
-    pub(crate) fn finish_hex(self) -> String {
+    pub fn finish_hex(self) -> String {
         let mut out = String::with_capacity(64);
         for byte in self.finish() {
             let _ = write!(out, "{byte:02x}");
