@@ -83,7 +83,7 @@ pub async fn watch_storage(
             .and_then(|e| e.as_error::<ApiError>())
         && vellum_storage::db_storage_failure(err)
     {
-        vellum_storage::note_storage_failure(state.db()).await;
+        state.write_check().note_storage_failure();
     }
     Ok(res)
 }

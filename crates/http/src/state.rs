@@ -382,6 +382,9 @@ struct Inner {
     /// When each key's `last_used_at` was last written: at most once a minute per key, so
     /// authenticated reads do not turn into writes.
     touched: Mutex<HashMap<i64, Instant>>,
+    /// The readiness probe's write check (`/health/ready`), told of storage failures by
+    /// `middleware::watch_storage`.
+    write_check: vellum_storage::WriteCheck,
 }
 
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
@@ -436,6 +439,7 @@ impl AppState {
                 snapshot: RwLock::new(Arc::new(snapshot)),
                 rebuilding: tokio::sync::Mutex::new(()),
                 touched: Mutex::new(HashMap::new()),
+                write_check: vellum_storage::WriteCheck::default(),
             }),
         })
     }
@@ -443,6 +447,12 @@ impl AppState {
     #[must_use]
     pub fn db(&self) -> &DatabaseConnection {
         &self.inner.db
+    }
+
+    /// The readiness probe's database write check.
+    #[must_use]
+    pub fn write_check(&self) -> &vellum_storage::WriteCheck {
+        &self.inner.write_check
     }
 
     #[must_use]

@@ -123,13 +123,10 @@ pub fn db_storage_failure(err: &DbErr) -> bool {
         return false;
     };
     if let Some(lite) = db.try_downcast_ref::<sea_orm::sqlx::sqlite::SqliteError>() {
-        const IOERR: i64 = 10;
-        const FULL: i64 = 13;
-        const CANTOPEN: i64 = 14;
-        let code = sea_orm::sqlx::error::DatabaseError::code(lite)
-            .and_then(|c| c.parse::<i64>().ok())
-            .unwrap_or_default();
-        matches!(code & 0xff, IOERR | FULL | CANTOPEN)
+        matches!(
+            sqlite_primary_code(lite),
+            SQLITE_IOERR | SQLITE_FULL | SQLITE_CANTOPEN
+        )
     } else if let Some(pg) = db.try_downcast_ref::<sea_orm::sqlx::postgres::PgDatabaseError>() {
         matches!(pg.code(), "53100" | "58000" | "58030")
     } else {
@@ -137,18 +134,27 @@ pub fn db_storage_failure(err: &DbErr) -> bool {
     }
 }
 
+const SQLITE_BUSY: i64 = 5;
+const SQLITE_LOCKED: i64 = 6;
+const SQLITE_IOERR: i64 = 10;
+const SQLITE_FULL: i64 = 13;
+const SQLITE_CANTOPEN: i64 = 14;
+
+/// The primary result code of a SQLite error: the driver turns on extended result codes, whose
+/// low byte is the primary one.
+fn sqlite_primary_code(err: &sea_orm::sqlx::sqlite::SqliteError) -> i64 {
+    sea_orm::sqlx::error::DatabaseError::code(err)
+        .and_then(|c| c.parse::<i64>().ok())
+        .unwrap_or_default()
+        & 0xff
+}
+
 /// SQLite's primary result codes that mean "the database cannot do this now".
 fn sqlite_unavailable(err: &sea_orm::sqlx::sqlite::SqliteError) -> bool {
-    const BUSY: i64 = 5;
-    const LOCKED: i64 = 6;
-    const IOERR: i64 = 10;
-    const FULL: i64 = 13;
-    const CANTOPEN: i64 = 14;
-    // The driver turns on extended result codes: the primary code is the low byte.
-    let code = sea_orm::sqlx::error::DatabaseError::code(err)
-        .and_then(|c| c.parse::<i64>().ok())
-        .unwrap_or_default();
-    matches!(code & 0xff, BUSY | LOCKED | IOERR | FULL | CANTOPEN)
+    matches!(
+        sqlite_primary_code(err),
+        SQLITE_BUSY | SQLITE_LOCKED | SQLITE_IOERR | SQLITE_FULL | SQLITE_CANTOPEN
+    )
 }
 
 /// PostgreSQL SQLSTATEs that mean "the database cannot do this now".

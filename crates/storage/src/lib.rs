@@ -135,68 +135,76 @@ pub async fn connect_with(
         .map_err(StorageError::Connect)
 }
 
-/// How long a successful [`check_writable`] is trusted before the next one writes again.
+/// How long a successful [`WriteCheck::check`] is trusted before the next one writes again.
 const WRITE_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// How long a storage failure of a real request ([`note_storage_failure`]) fails
-/// [`check_writable`] by itself.
+/// How long a storage failure of a real request ([`WriteCheck::note_storage_failure`]) fails
+/// [`WriteCheck::check`] by itself.
 const STORAGE_FAILURE_HOLD: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// What [`check_writable`] remembers of one database.
+/// The readiness probe's database write check, and what it remembers: one per application
+/// state (per pool), so tests' databases never share it.
 #[derive(Debug, Default)]
-struct WriteCheck {
-    /// When the last check committed its write.
-    last_success: Option<std::time::Instant>,
-    /// When a request last failed on the database's storage.
-    storage_failed_at: Option<std::time::Instant>,
+pub struct WriteCheck {
+    /// When the last check committed its write; held while a check writes, so concurrent
+    /// checks wait for the one in flight.
+    last_success: tokio::sync::Mutex<Option<std::time::Instant>>,
+    /// When a request last failed on the database's storage. Not behind the async lock: a
+    /// failing request marks it without waiting for a check that may be stuck on the same disk.
+    storage_failed_at: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
-/// Proves that a write can commit now: the readiness probe's database check.
-///
-/// A read (`ping`) kept succeeding while every write failed on a full disk (security review
-/// R8), so the check commits a real, empty write: on SQLite it rewrites `user_version` with its
-/// own value inside `BEGIN IMMEDIATE` (one page appended to the WAL: it fails when the disk is
-/// full, the file read-only, or the write lock cannot be had); on PostgreSQL it commits a
-/// transaction that took a transaction id (it fails on a read-only server, for instance a
-/// standby after a failover). A success is reused for [`WRITE_CHECK_INTERVAL`] per database and
-/// concurrent checks wait for the one in flight, so an unauthenticated probe cannot be turned
-/// into a stream of writes. Failures are never reused: the next check tries again.
-///
-/// One page can still fit where an item's write does not (SQLite reuses the WAL's space after a
-/// checkpoint), so a request that failed on the database's storage ([`note_storage_failure`])
-/// fails the check for [`STORAGE_FAILURE_HOLD`] after it, whatever the probe's write does: while
-/// writes keep failing, readiness keeps failing; once they stop (space is back, or no traffic
-/// comes), the probe alone decides again.
-///
-/// # Errors
-/// The write's error; [`db_unavailable`] tells an outage from a bug.
-pub async fn check_writable(db: &DatabaseConnection) -> Result<(), StorageError> {
-    let gate = write_check_gate(db);
-    let mut state = gate.lock().await;
-    if state
-        .storage_failed_at
-        .is_some_and(|at| at.elapsed() < STORAGE_FAILURE_HOLD)
-    {
-        return Err(StorageError::StorageFailing);
+impl WriteCheck {
+    /// Proves that a write can commit now.
+    ///
+    /// A read (`ping`) kept succeeding while every write failed on a full disk (security review
+    /// R8), so the check commits a real, empty write: on SQLite it rewrites `user_version` with
+    /// its own value inside `BEGIN IMMEDIATE` (one page appended to the WAL: it fails when the
+    /// disk is full, the file read-only, or the write lock cannot be had); on PostgreSQL it
+    /// commits a transaction that took a transaction id (it fails on a read-only server, for
+    /// instance a standby after a failover). A success is reused for [`WRITE_CHECK_INTERVAL`]
+    /// and concurrent checks wait for the one in flight, so an unauthenticated probe cannot be
+    /// turned into a stream of writes. Failures are never reused: the next check tries again.
+    ///
+    /// One page can still fit where an item's write does not (SQLite reuses the WAL's space
+    /// after a checkpoint), so a request that failed on the database's storage
+    /// ([`WriteCheck::note_storage_failure`]) fails the check for [`STORAGE_FAILURE_HOLD`] after
+    /// it, whatever the probe's write does: while writes keep failing, readiness keeps failing;
+    /// once they stop (space is back, or no traffic comes), the probe alone decides again.
+    ///
+    /// # Errors
+    /// [`StorageError::StorageFailing`] during the hold, else the write's error
+    /// ([`db_unavailable`] tells an outage from a bug).
+    pub async fn check(&self, db: &DatabaseConnection) -> Result<(), StorageError> {
+        if self.failing() {
+            return Err(StorageError::StorageFailing);
+        }
+        let mut last_success = self.last_success.lock().await;
+        if last_success.is_some_and(|at| at.elapsed() < WRITE_CHECK_INTERVAL) {
+            return Ok(());
+        }
+        commit_empty_write(db).await?;
+        *last_success = Some(std::time::Instant::now());
+        Ok(())
     }
-    if state
-        .last_success
-        .is_some_and(|at| at.elapsed() < WRITE_CHECK_INTERVAL)
-    {
-        return Ok(());
-    }
-    commit_empty_write(db).await?;
-    state.last_success = Some(std::time::Instant::now());
-    Ok(())
-}
 
-/// Records that a request failed on the storage of the database `db` points at (see
-/// [`db_storage_failure`]): [`check_writable`] fails for the next [`STORAGE_FAILURE_HOLD`].
-pub async fn note_storage_failure(db: &DatabaseConnection) {
-    let gate = write_check_gate(db);
-    let mut state = gate.lock().await;
-    state.storage_failed_at = Some(std::time::Instant::now());
-    state.last_success = None;
+    /// Records that a request failed on the database's storage (see [`db_storage_failure`]):
+    /// [`WriteCheck::check`] fails for the next [`STORAGE_FAILURE_HOLD`].
+    pub fn note_storage_failure(&self) {
+        *self.failed_at() = Some(std::time::Instant::now());
+    }
+
+    fn failing(&self) -> bool {
+        self.failed_at()
+            .is_some_and(|at| at.elapsed() < STORAGE_FAILURE_HOLD)
+    }
+
+    fn failed_at(&self) -> std::sync::MutexGuard<'_, Option<std::time::Instant>> {
+        // A plain store: a panic elsewhere cannot leave it inconsistent.
+        self.storage_failed_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 async fn commit_empty_write(db: &DatabaseConnection) -> Result<(), StorageError> {
@@ -218,37 +226,6 @@ async fn commit_empty_write(db: &DatabaseConnection) -> Result<(), StorageError>
     }
     tx.commit().await?;
     Ok(())
-}
-
-/// The [`check_writable`] state of the database `db` points at (its file, or its server and
-/// database name), shared by every pool on it: the readiness route has no state of its own to
-/// keep it in, and a key per database keeps tests' databases apart.
-fn write_check_gate(db: &DatabaseConnection) -> std::sync::Arc<tokio::sync::Mutex<WriteCheck>> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Gates = Mutex<HashMap<String, Arc<tokio::sync::Mutex<WriteCheck>>>>;
-    static GATES: OnceLock<Gates> = OnceLock::new();
-    let key = match db.get_database_backend() {
-        DbBackend::Postgres => {
-            let o = db.get_postgres_connection_pool().connect_options();
-            format!(
-                "postgres://{}:{}/{}",
-                o.get_host(),
-                o.get_port(),
-                o.get_database().unwrap_or_default()
-            )
-        }
-        DbBackend::Sqlite => {
-            let o = db.get_sqlite_connection_pool().connect_options();
-            format!("sqlite://{}", o.get_filename().display())
-        }
-        _ => String::new(),
-    };
-    let mut gates = GATES
-        .get_or_init(Gates::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Arc::clone(gates.entry(key).or_default())
 }
 
 /// The default database is `sqlite://./data/vellum.db?mode=rwc`: SQLite creates the file but

@@ -10,7 +10,7 @@
 //! Before an item is stored, [`check_references`] refuses links to items or files that do not
 //! exist (or not where the field points), in the same transaction.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use sea_orm::ConnectionTrait;
 use serde_json::{Map, Value as Json};
@@ -233,6 +233,10 @@ pub(crate) async fn check_references<C: ConnectionTrait>(
         found.insert(target, live_ids(tx, target, &ids).await?);
     }
     let mut errors = ValidationErrors::new();
+    // Slugs for the messages, one query per related collection however many values name it
+    // (a body can hold thousands of blocks, each a reference of its own).
+    let mut slugs: HashMap<i64, Option<String>> =
+        HashMap::from([(collection.id, Some(collection.slug.to_string()))]);
     for r in &refs {
         let missing: Vec<i64> = r
             .ids
@@ -243,7 +247,7 @@ pub(crate) async fn check_references<C: ConnectionTrait>(
         if !missing.is_empty() {
             errors.add(
                 r.path.clone(),
-                not_found(tx, collection, r, &missing).await?,
+                not_found(tx, &mut slugs, r, &missing).await?,
             );
         }
     }
@@ -291,11 +295,11 @@ async fn live_ids<C: ConnectionTrait>(
 }
 
 /// The message for the ids of `r` that were not found: the first [`LISTED_IDS`], and how many
-/// more. Runs only when a write is refused (the slug of a related collection other than the
-/// item's own costs one query then).
+/// more. Runs only when a write is refused; a related collection's slug is looked up once per
+/// refused write (`slugs`).
 async fn not_found<C: ConnectionTrait>(
     tx: &C,
-    collection: &Collection,
+    slugs: &mut HashMap<i64, Option<String>>,
     r: &Reference,
     missing: &[i64],
 ) -> Result<String, StorageError> {
@@ -311,10 +315,13 @@ async fn not_found<C: ConnectionTrait>(
     let field = &r.field;
     Ok(match &r.target {
         RefTarget::Items(id) => {
-            let slug = if *id == collection.id {
-                Some(collection.slug.to_string())
-            } else {
-                collection_slug(tx, *id).await?
+            let slug = match slugs.get(id) {
+                Some(slug) => slug.clone(),
+                None => {
+                    let slug = collection_slug(tx, *id).await?;
+                    slugs.insert(*id, slug.clone());
+                    slug
+                }
             };
             match slug {
                 Some(slug) => format!(

@@ -27,8 +27,7 @@ use sea_orm::{
 };
 use vellum_storage::testing::TestDb;
 use vellum_storage::{
-    PoolOptions, check_writable, connect, connect_with, db_storage_failure, db_unavailable,
-    note_storage_failure,
+    PoolOptions, WriteCheck, connect, connect_with, db_storage_failure, db_unavailable,
 };
 
 /// What `begin_write` (the storage crate's write paths) asks for.
@@ -198,15 +197,16 @@ async fn a_full_sqlite_database_is_a_retryable_outage() {
 async fn a_storage_failure_of_a_request_fails_the_write_check_for_a_moment() {
     let db = TestDb::new().await.unwrap();
     let pool = connect(db.url()).await.unwrap();
-    check_writable(&pool).await.unwrap();
-    note_storage_failure(&pool).await;
-    let err = check_writable(&pool).await.unwrap_err();
+    let check = WriteCheck::default();
+    check.check(&pool).await.unwrap();
+    check.note_storage_failure();
+    let err = check.check(&pool).await.unwrap_err();
     assert!(
         matches!(err, vellum_storage::StorageError::StorageFailing),
         "{err:?}"
     );
     tokio::time::sleep(std::time::Duration::from_millis(3100)).await;
-    check_writable(&pool).await.unwrap();
+    check.check(&pool).await.unwrap();
 }
 
 /// What the failed write left behind, staged on a pooled connection.

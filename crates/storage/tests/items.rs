@@ -2241,3 +2241,56 @@ async fn a_thousand_live_tags_are_checked_in_one_query_and_the_cap_holds_past_it
         ["The tags field may hold at most 1000 links; got 1001."]
     );
 }
+
+/// A refused write names every bad reference, but looks a related collection's slug up once:
+/// 200 blocks, each linking a missing author, cost one existence query and one slug query, not
+/// one per block (a 2 MiB body can hold tens of thousands of blocks).
+#[tokio::test]
+async fn a_refused_write_looks_each_related_collection_up_once() {
+    let env = Env::new().await;
+    let authors = env
+        .save("authors", &[json!({"name": "name", "type": "string"})])
+        .await;
+    let pages = env
+        .save(
+            "pages",
+            &[json!({"name": "content", "type": "blocks", "settings": {"block_types": [
+                {"key": "quote", "fields": [
+                    {"name": "by", "type": "many_to_one", "settings": {"related_collection_id": authors.id}}
+                ]}
+            ]}})],
+        )
+        .await;
+    let statements = Arc::new(AtomicUsize::new(0));
+    let mut counted = env.db.conn.clone();
+    let counter = Arc::clone(&statements);
+    counted.set_metric_callback(move |info| {
+        let sql = &info.statement.sql;
+        if sql.starts_with("SELECT id FROM items")
+            || sql.starts_with("SELECT slug FROM collections")
+        {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let blocks: Vec<Value> = (0..200)
+        .map(|i| json!({"type": "quote", "data": {"by": 900_000 + i}}))
+        .collect();
+    let write = env.prepare(&pages, json!({"content": blocks}));
+    let err = create_item(
+        &counted,
+        &pages,
+        &env.scope(&pages),
+        &admin(&pages, CollectionAction::Create),
+        &write,
+        None,
+    )
+    .await
+    .unwrap_err();
+    let errors = invalid(&err);
+    assert_eq!(errors.len(), 200, "every block is reported");
+    assert_eq!(
+        errors[0].1,
+        vec!["The by field links items not found in collection `authors`: 900000.".to_owned()]
+    );
+    assert_eq!(statements.load(Ordering::SeqCst), 2);
+}

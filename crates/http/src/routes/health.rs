@@ -26,13 +26,13 @@ pub async fn live() -> HttpResponse {
 /// Checks each dependency (the database, and Redis when configured); 503 when one fails. The failure's cause goes to the log only.
 ///
 /// `checks.database` covers reads and writes: the database answers, and a write can commit
-/// ([`vellum_storage::check_writable`]). A full disk failed every write while reads, and this
+/// ([`vellum_storage::WriteCheck::check`]). A full disk failed every write while reads, and this
 /// probe, kept answering `ok` (security review R8).
 #[get("/health/ready")]
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     let check = async {
         state.db().ping().await.map_err(StorageError::Db)?;
-        vellum_storage::check_writable(state.db()).await
+        state.write_check().check(state.db()).await
     };
     let database = match tokio::time::timeout(CHECK_TIMEOUT, check).await {
         Ok(Ok(())) => "ok",
