@@ -1,17 +1,15 @@
 //! `vellum-admin explain`: what the policy decides for a role, a collection and an action, and
 //! why; with `--item`, whether the role's item filter admits that item.
 //!
-//! Every answer is the policy crate's own ([`Role::may`], [`Role::field_policy`],
-//! [`Role::authorize_item_write`], [`Role::may_see_item`]): this module loads what they need and
-//! prints their [`Decision`]s, it never decides anything itself.
+//! The explanation is the application layer's ([`vellum_app::explain::item`]), over the same
+//! snapshot and item view the server's requests use, so the two cannot disagree; this module
+//! only prints its [`Decision`]s.
 
 use std::io::Write;
 
 use serde_json::{Value as Json, json};
-use vellum_policy::{CollectionAction, Decision, Reason, Role};
-use vellum_storage::collections::{self, Collection};
-use vellum_storage::items::{self, FilterScope};
-use vellum_storage::{DatabaseConnection, StorageError, access, project};
+use vellum_app::{AppConfig, AppError, AppState};
+use vellum_policy::{CollectionAction, Decision, Reason};
 
 use crate::db::open;
 use crate::{AdminError, DatabaseArgs};
@@ -58,43 +56,30 @@ pub(crate) async fn run(
     _log: &mut impl Write,
 ) -> Result<(), AdminError> {
     let db = open(database).await?;
-    let role =
-        access::load_role(&db, &args.role)
-            .await?
-            .ok_or_else(|| AdminError::InvalidArgument {
-                flag: "--role",
-                message: format!("no role named \"{}\"", args.role),
-            })?;
-    let collection = collections::collection_by_slug(&db, &args.collection)
-        .await?
-        .ok_or_else(|| AdminError::InvalidArgument {
-            flag: "--collection",
-            message: format!("no collection \"{}\"", args.collection),
-        })?;
-    let slug = &collection.slug;
-    let decision = role.may(slug, args.action);
-    let denied_fields = denied_fields(&role, &collection, args.action);
-    let item_filter = role
-        .grant(slug)
-        .filter(|_| role.item_filter(slug).is_some())
-        .and_then(|g| g.to_json().pointer("/rules/item_filter").cloned());
-    let item = match args.item {
-        Some(id) => Some((id, item_decision(&db, &role, &collection, id).await?)),
-        None => None,
-    };
+    let state = AppState::new(db, AppConfig::default()).await?;
+    let explained =
+        vellum_app::explain::item(&state, &args.role, &args.collection, args.action, args.item)
+            .await
+            .map_err(invalid_argument)?;
+    let slug = &explained.collection;
+    let decision = &explained.decision;
+    let denied_fields = &explained.denied_fields;
+    let item_filter = &explained.item_filter;
+    let item = &explained.item;
+    let role = &explained.role;
 
     let text = if args.json {
         let mut report = json!({
-            "role": role.name,
+            "role": role,
             "collection": slug.as_str(),
             "action": args.action.as_str(),
             "allowed": decision.allowed,
             "rule": rule(&decision.reason),
-            "reason": reason(&decision),
+            "reason": reason(decision),
             "denied_fields": denied_fields,
             "item_filter": item_filter,
         });
-        if let (Some((id, seen)), Json::Object(obj)) = (&item, &mut report) {
+        if let (Some((id, seen)), Json::Object(obj)) = (item, &mut report) {
             obj.insert(
                 "item".into(),
                 json!({
@@ -109,7 +94,7 @@ pub(crate) async fn run(
     } else {
         let mut text = format!(
             "role \"{}\" {} on \"{}\": {decision}\n",
-            role.name, args.action, slug
+            role, args.action, slug
         );
         if !denied_fields.is_empty() {
             text.push_str(&format!(
@@ -118,10 +103,10 @@ pub(crate) async fn run(
                 denied_fields.join(", ")
             ));
         }
-        if let Some(filter) = &item_filter {
+        if let Some(filter) = item_filter {
             text.push_str(&format!("item filter: {filter}\n"));
         }
-        if let Some((id, seen)) = &item {
+        if let Some((id, seen)) = item {
             text.push_str(&format!("item {id}: visible to the role? {seen}\n"));
         }
         text
@@ -129,57 +114,22 @@ pub(crate) async fn run(
     out.write_all(text.as_bytes()).map_err(AdminError::Output)
 }
 
-/// The fields of the collection the role's field rules deny for `action`: hidden from reads, or
-/// refused in the `data` of a create or update. Empty when the action itself is denied (the
-/// grant decides first) and for delete.
-fn denied_fields(role: &Role, collection: &Collection, action: CollectionAction) -> Vec<String> {
-    match action {
-        CollectionAction::Read => role
-            .field_policy(&collection.slug)
-            .hidden()
-            .map(ToString::to_string)
-            .collect(),
-        CollectionAction::Create | CollectionAction::Update => {
-            let names = collection.fields.iter().map(|f| f.def.name.as_str());
-            match role.authorize_item_write(&collection.slug, action, names) {
-                Err(Decision {
-                    reason: Reason::FieldRules { fields, .. },
-                    ..
-                }) => fields.iter().map(ToString::to_string).collect(),
-                _ => Vec::new(),
+/// What does not exist names the flag that named it; anything else is the database's.
+fn invalid_argument(err: AppError) -> AdminError {
+    match err {
+        AppError::Invalid(errors) => {
+            let (field, messages) = errors.into_map().into_iter().next().unwrap_or_default();
+            AdminError::InvalidArgument {
+                flag: match field.as_str() {
+                    "role" => "--role",
+                    "collection" => "--collection",
+                    _ => "--item",
+                },
+                message: messages.join(" "),
             }
         }
-        CollectionAction::Delete => Vec::new(),
+        other => AdminError::App(other),
     }
-}
-
-/// Whether the role sees item `id`: loaded regardless of any filter, flattened to the default
-/// locale as the read path compares, then judged by [`Role::may_see_item`].
-async fn item_decision(
-    db: &DatabaseConnection,
-    role: &Role,
-    collection: &Collection,
-    id: i64,
-) -> Result<Decision, AdminError> {
-    let locales = project::load_settings(db)
-        .await?
-        .locales()
-        .map_err(|e| StorageError::Corrupt(format!("settings: {e}")))?;
-    let locale = locales.default_locale().clone();
-    let scope = FilterScope {
-        schema: collection.schema(),
-        locales: &locales,
-        locale: &locale,
-    };
-    let item = items::get_item(db, collection, &scope, id, None)
-        .await?
-        .ok_or_else(|| AdminError::InvalidArgument {
-            flag: "--item",
-            message: format!("no item {id} in collection \"{}\"", collection.slug),
-        })?;
-    Ok(items::with_role_view(collection, &locales, &item, |item| {
-        role.may_see_item(&collection.slug, item)
-    }))
 }
 
 /// A stable name for the rule behind a decision, for scripts.

@@ -81,6 +81,8 @@ enum Command {
 enum AdminError {
     #[error(transparent)]
     Storage(#[from] vellum_storage::StorageError),
+    #[error(transparent)]
+    App(vellum_app::AppError),
     #[error("migration failed")]
     Migrate(#[source] vellum_migration::DbErr),
     #[error("could not write the result to stdout")]

@@ -22,7 +22,11 @@ pub(crate) async fn changed(database: &DatabaseArgs, stderr: &mut impl Write) {
         return;
     };
     let outcome = match RedisBackend::new(url, 1) {
-        Ok(redis) => redis.try_bump().await,
+        Ok(redis) => redis
+            .try_bump()
+            .await
+            .map(drop)
+            .map_err(|err| vellum_app::error_chain(&err)),
         Err(err) => Err(err.to_string()),
     };
     if let Err(error) = outcome {

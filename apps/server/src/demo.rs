@@ -58,14 +58,14 @@ pub async fn seed(
         .map_err(|d| StorageError::Conflict(d.to_string()))?;
     let mut ids = Vec::new();
     for (slug, title, bytes) in IMAGES {
-        let upload = vellum_http::ingest::Upload {
+        let upload = vellum_app::ingest::Upload {
             parent_id: Some(covers.id),
             filename: format!("{slug}.jpg"),
             title: Some(title.to_owned()),
             limit: None,
         };
         let body = futures_util::stream::once(async move { Ok(Bytes::from_static(bytes)) }).boxed();
-        let file = vellum_http::ingest::ingest(db, blobs, &grant, upload, body).await?;
+        let file = vellum_app::ingest::ingest(db, blobs, &grant, upload, body).await?;
         ids.push((slug, file.id));
     }
     if let Some(articles) = manifest

@@ -1,11 +1,36 @@
-//! `vellum-app`: the application layer between storage and the surfaces (issue 16, in progress).
+//! `vellum-app`: the application layer between storage and the surfaces.
 //!
-//! Every surface — the public REST API, the admin app's JSON and HTML, the CLI — is to call the
-//! use cases here and nothing below them. Today it holds what the HTTP server and `vellum-admin`
-//! share: the public API's response cache and its epoch, in process or in Redis
-//! ([`cache`]), so the admin CLI can bump the epoch without linking a web framework.
+//! Every surface — the public REST API, the admin app's JSON and HTML, the CLI — calls the use
+//! cases here and nothing below them: one async function per use case ([`items::list`],
+//! [`files::upload`], [`explain::item`], …), taking the [`Actor`] it acts as and plain inputs, and
+//! answering typed resources or an [`AppError`]. The crate owns what the use cases share: the
+//! project snapshot and its epoch ([`AppState`], [`Snapshot`]), the response cache and its
+//! backends ([`cache`]), key touches, the transform budget and single-flight ([`transforms`]),
+//! rendering into the spec's resources, and ingest.
 //!
 //! This crate must never depend on a web framework (actix-web), render HTML or know status
 //! codes: `.ci/run` proves the first.
 
+pub mod actor;
+mod app_config;
 pub mod cache;
+pub mod collections;
+mod context;
+mod error;
+pub mod explain;
+pub mod files;
+pub mod health;
+pub mod ingest;
+pub mod items;
+mod nul;
+pub mod query;
+pub mod render;
+pub mod resources;
+mod snapshot;
+pub mod transforms;
+
+pub use actor::Actor;
+pub use app_config::{AppConfig, DEFAULT_TRANSFORM_MEMORY, cores};
+pub use context::{AppState, Backends};
+pub use error::{AppError, error_chain};
+pub use snapshot::Snapshot;

@@ -1,42 +1,22 @@
 //! Who a request acts as, resolved once per request by [`resolve_actor`] (a middleware on
-//! `/api/v1`) in the spec's order: origin gate, API key, the key's IP allowlist. Handlers take an
-//! [`Actor`] argument; role grants are checked per operation.
+//! `/api/v1`) in the spec's order: origin gate, API key, the key's IP allowlist
+//! ([`vellum_app::actor::authenticate`]). This module only gathers the request's facts; handlers
+//! take the [`Actor`] it stored as `web::ReqData<Actor>`.
 
 use std::borrow::Cow;
-use std::future::{Ready, ready};
-use std::sync::Arc;
 
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header;
 use actix_web::middleware::Next;
-use actix_web::{FromRequest, HttpMessage, HttpRequest, ResponseError, web};
+use actix_web::{HttpMessage, HttpRequest, ResponseError, web};
 use ipnet::IpNet;
 use time::OffsetDateTime;
-use vellum_policy::{Authenticated, ClientAddr, RequestFacts, Role, authenticate, client_addr};
+pub use vellum_app::Actor;
+use vellum_app::AppState;
+use vellum_policy::{ClientAddr, RequestFacts, client_addr};
 
 use crate::error::ApiError;
-use crate::state::{AppState, Snapshot};
-
-/// The acting role and the project snapshot the request was authorized against.
-#[derive(Debug, Clone)]
-pub struct Actor {
-    pub role: Arc<Role>,
-    /// The user behind the request, for `user_created_id`; API keys act for no user.
-    pub user_id: Option<i64>,
-    pub snapshot: Arc<Snapshot>,
-}
-
-impl FromRequest for Actor {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        ready(req.extensions().get::<Self>().cloned().ok_or_else(|| {
-            ApiError::Internal("the actor middleware is not installed on this route".into())
-        }))
-    }
-}
 
 /// The middleware: authenticates the request and stores its [`Actor`], or answers 401/403.
 pub async fn resolve_actor(
@@ -59,54 +39,17 @@ pub async fn resolve_actor(
 }
 
 async fn authenticate_request(state: &AppState, req: &HttpRequest) -> Result<Actor, ApiError> {
-    let snapshot = state.snapshot().await?;
     let origin = req
         .headers()
         .get(header::ORIGIN)
         .map(|v| v.to_str().unwrap_or("\u{fffd}"));
-    let bearer = bearer_token(req);
     let facts = RequestFacts {
         origin,
-        bearer,
+        bearer: bearer_token(req),
         client: client_ip(req, &state.config().trusted_proxies),
         now: OffsetDateTime::now_utc(),
     };
-    let found = match facts.key_id() {
-        Some(key_id) => snapshot.find_key(state.db(), &key_id).await?,
-        None => None,
-    };
-    let authenticated = authenticate(
-        &snapshot.origins,
-        &facts,
-        found.as_deref().map(|f| &f.record),
-    )
-    .map_err(ApiError::Rejected)?;
-    let role = match authenticated {
-        Authenticated::Anonymous => snapshot.role("public"),
-        Authenticated::Key(record) => {
-            if let Some(found) = &found
-                && state.touch_due(found.id)
-            {
-                touch(state.clone(), found.id);
-            }
-            snapshot.role(&record.role)
-        }
-    };
-    Ok(Actor {
-        role,
-        user_id: None,
-        snapshot,
-    })
-}
-
-/// Records the key's use in the background: the request does not wait for a write.
-fn touch(state: AppState, id: i64) {
-    actix_web::rt::spawn(async move {
-        let at = OffsetDateTime::now_utc();
-        if let Err(err) = vellum_storage::access::touch_api_key(state.db(), id, at).await {
-            tracing::warn!(error = %crate::error::error_chain(&err), key = id, "could not record key use");
-        }
-    });
+    Ok(vellum_app::actor::authenticate(state, &facts).await?)
 }
 
 /// The token of `Authorization: Bearer <token>` (scheme case-insensitive). Any other

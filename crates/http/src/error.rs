@@ -11,19 +11,22 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::ContentType;
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::json;
+use vellum_app::AppError;
+pub(crate) use vellum_app::error_chain;
 use vellum_domain::ValidationErrors;
-use vellum_policy::{AuthRejection, Decision};
+use vellum_policy::{AuthRejection, Decision, Reason};
 use vellum_storage::StorageError;
 
-/// An error answered to an API client.
+/// An error answered to an API client: the application layer's errors, and what only the HTTP
+/// edge can go wrong with (bodies too large or too slow, a handler past its timeout).
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// Unknown collection, item or file (or one the role's item filter hides).
     #[error("not found")]
     NotFound,
     /// A missing grant, a field rule or an item filter; the reason is logged, never shown.
-    #[error("forbidden: {0}")]
-    Forbidden(String),
+    #[error("forbidden: {0:?}")]
+    Forbidden(Reason),
     /// The origin gate, the key or its IP allowlist refused the request.
     #[error("rejected: {}", .0.message())]
     Rejected(AuthRejection),
@@ -36,6 +39,9 @@ pub enum ApiError {
     /// A dependency (the database, the blob store) is unreachable; the client may retry.
     #[error("service unavailable")]
     Unavailable(#[source] StorageError),
+    /// A bounded resource (the transform budget) is full: 503 with its own `Retry-After`.
+    #[error("busy: retry after {retry_after} s")]
+    Busy { retry_after: u64 },
     /// The handler did not finish within the request timeout (a hung dependency).
     #[error("the request timed out")]
     TimedOut,
@@ -61,47 +67,30 @@ impl ApiError {
     }
 }
 
+impl From<AppError> for ApiError {
+    fn from(err: AppError) -> Self {
+        match err {
+            AppError::NotFound => Self::NotFound,
+            AppError::Forbidden(reason) => Self::Forbidden(reason),
+            AppError::Rejected(rejection) => Self::Rejected(rejection),
+            AppError::Invalid(errors) => Self::Invalid(errors),
+            AppError::Unavailable(cause) => Self::Unavailable(cause),
+            AppError::Busy { retry_after } => Self::Busy { retry_after },
+            AppError::Internal(cause) => Self::Internal(cause),
+        }
+    }
+}
+
 impl From<Decision> for ApiError {
     fn from(decision: Decision) -> Self {
-        Self::Forbidden(format!("{:?}", decision.reason))
+        AppError::from(decision).into()
     }
 }
 
 impl From<StorageError> for ApiError {
     fn from(err: StorageError) -> Self {
-        match err {
-            StorageError::NotFound { .. } => Self::NotFound,
-            StorageError::Invalid(errors) => Self::Invalid(errors),
-            StorageError::OutsideItemFilter => {
-                Self::Forbidden("the item would fall outside the role's item filter".to_owned())
-            }
-            StorageError::PrivateFile => {
-                Self::Forbidden("the file is private and the role lacks read_private".to_owned())
-            }
-            StorageError::TooLarge { limit } => Self::invalid(
-                "file",
-                format!("The file may not be larger than {limit} bytes."),
-            ),
-            StorageError::Conflict(message) => Self::invalid("data", message),
-            StorageError::Db(ref db) if is_unavailable(db) => Self::Unavailable(err),
-            // The blob store (a bucket, a disk) failing is a dependency outage, like the
-            // database's: retryable, not a bug (a missing blob is `NotFound` above).
-            StorageError::Connect(_) | StorageError::Blob { .. } | StorageError::StorageFailing => {
-                Self::Unavailable(err)
-            }
-            StorageError::Migrate(_)
-            | StorageError::Db(_)
-            | StorageError::Corrupt(_)
-            | StorageError::Io { .. } => Self::internal(err),
-        }
+        AppError::from(err).into()
     }
-}
-
-/// Errors that mean "the database cannot do this right now" (unreachable, disk full, I/O
-/// error, locked past the busy timeout) rather than "the query is wrong"; the storage crate
-/// knows each backend's codes.
-fn is_unavailable(err: &vellum_storage::DbErr) -> bool {
-    vellum_storage::db_unavailable(err)
 }
 
 /// The `Retry-After` of a 503 (seconds): a dependency outage (a full disk freed, a database
@@ -118,7 +107,9 @@ impl ResponseError for ApiError {
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
-            Self::Unavailable(_) | Self::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::Busy { .. } | Self::TimedOut => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -127,7 +118,7 @@ impl ResponseError for ApiError {
         let body = match self {
             Self::NotFound => json!({"message": "Not found."}),
             Self::Forbidden(reason) => {
-                tracing::info!(%reason, "forbidden");
+                tracing::info!(?reason, "forbidden");
                 json!({"message": "Forbidden."})
             }
             Self::Rejected(rejection) => json!({"message": rejection.message()}),
@@ -144,6 +135,10 @@ impl ResponseError for ApiError {
                 tracing::error!(error = %error_chain(cause), "dependency unavailable");
                 json!({"message": "Service unavailable."})
             }
+            Self::Busy { retry_after } => {
+                tracing::warn!(retry_after, "refused: a bounded resource is busy");
+                json!({"message": "Service unavailable."})
+            }
             Self::TimedOut => {
                 tracing::error!("request timed out: a dependency is hanging");
                 json!({"message": "Service unavailable."})
@@ -155,11 +150,13 @@ impl ResponseError for ApiError {
         };
         let mut res = HttpResponse::build(self.status_code());
         res.insert_header(ContentType::json());
-        if matches!(self, Self::Unavailable(_) | Self::TimedOut) {
-            res.insert_header((
-                actix_web::http::header::RETRY_AFTER,
-                UNAVAILABLE_RETRY_AFTER.to_string(),
-            ));
+        let retry_after = match self {
+            Self::Unavailable(_) | Self::TimedOut => Some(UNAVAILABLE_RETRY_AFTER),
+            Self::Busy { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
+            res.insert_header((actix_web::http::header::RETRY_AFTER, seconds.to_string()));
         }
         if matches!(self, Self::BodyTimedOut | Self::PayloadTooLarge) {
             // The rest of the body may still be on its way: the connection cannot be reused.
@@ -169,18 +166,6 @@ impl ResponseError for ApiError {
         }
         res.body(body.to_string())
     }
-}
-
-/// `outer: cause: root cause`, for logs.
-pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    out
 }
 
 #[cfg(test)]
@@ -198,6 +183,201 @@ mod tests {
             .await
             .unwrap();
         db.execute_unprepared(sql).await.unwrap_err()
+    }
+
+    /// Status, `Retry-After`, `Connection: close`? and body of an error's response.
+    fn response_of(err: ApiError) -> (StatusCode, Option<String>, bool, String) {
+        let res = err.error_response();
+        let retry = res
+            .headers()
+            .get(actix_web::http::header::RETRY_AFTER)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let closes = res.head().connection_type() == actix_web::http::ConnectionType::Close;
+        let status = res.status();
+        assert_eq!(
+            res.headers()
+                .get(actix_web::http::header::CONTENT_TYPE)
+                .unwrap(),
+            "application/json"
+        );
+        let body = res.into_body().try_into_bytes().unwrap();
+        (
+            status,
+            retry,
+            closes,
+            String::from_utf8(body.to_vec()).unwrap(),
+        )
+    }
+
+    /// One case per `ApiError` variant (and per rejection): the status, the headers that go with
+    /// it and the exact body of the contract's envelope. A new variant must add its row: the
+    /// `match` below is exhaustive.
+    #[test]
+    fn every_error_answers_its_status_and_exact_body() {
+        use vellum_policy::{CollectionAction, GateDenial};
+        let slug = vellum_domain::CollectionSlug::parse("articles").unwrap();
+        let mut errors = ValidationErrors::new();
+        errors.add("title", "The title field is required.");
+        errors.add("title", "The title must be a string.");
+        errors.add("body", "The body must be a string.");
+        let unavailable = || StorageError::StorageFailing;
+        let cases: Vec<(ApiError, u16, Option<&str>, bool, &str)> = vec![
+            (
+                ApiError::NotFound,
+                404,
+                None,
+                false,
+                r#"{"message":"Not found."}"#,
+            ),
+            (
+                ApiError::Forbidden(Reason::CollectionGrant {
+                    collection: slug.clone(),
+                    action: CollectionAction::Read,
+                }),
+                403,
+                None,
+                false,
+                r#"{"message":"Forbidden."}"#,
+            ),
+            (
+                ApiError::Forbidden(Reason::ItemFilter { collection: slug }),
+                403,
+                None,
+                false,
+                r#"{"message":"Forbidden."}"#,
+            ),
+            (
+                ApiError::Rejected(AuthRejection::InvalidKey),
+                401,
+                None,
+                false,
+                r#"{"message":"Invalid API key."}"#,
+            ),
+            (
+                ApiError::Rejected(AuthRejection::IpNotAllowed),
+                403,
+                None,
+                false,
+                r#"{"message":"IP address not allowed."}"#,
+            ),
+            (
+                ApiError::Rejected(AuthRejection::Gate(GateDenial::OriginNotAllowed)),
+                403,
+                None,
+                false,
+                r#"{"message":"Origin not allowed."}"#,
+            ),
+            (
+                ApiError::Rejected(AuthRejection::Gate(GateDenial::OriginRequired)),
+                403,
+                None,
+                false,
+                r#"{"message":"Origin required or API key."}"#,
+            ),
+            (
+                ApiError::Invalid(errors),
+                422,
+                None,
+                false,
+                r#"{"message":"The given data was invalid.","errors":{"body":["The body must be a string."],"title":["The title field is required.","The title must be a string."]}}"#,
+            ),
+            (
+                ApiError::PayloadTooLarge,
+                413,
+                None,
+                true,
+                r#"{"message":"The request body is too large."}"#,
+            ),
+            (
+                ApiError::Unavailable(unavailable()),
+                503,
+                Some("5"),
+                false,
+                r#"{"message":"Service unavailable."}"#,
+            ),
+            (
+                ApiError::Busy { retry_after: 2 },
+                503,
+                Some("2"),
+                false,
+                r#"{"message":"Service unavailable."}"#,
+            ),
+            (
+                ApiError::TimedOut,
+                503,
+                Some("5"),
+                false,
+                r#"{"message":"Service unavailable."}"#,
+            ),
+            (
+                ApiError::BodyTimedOut,
+                408,
+                None,
+                true,
+                r#"{"message":"The request body was not received in time."}"#,
+            ),
+            (
+                ApiError::internal(std::io::Error::other("secret detail")),
+                500,
+                None,
+                false,
+                r#"{"message":"Server error."}"#,
+            ),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for (err, status, retry, closes, body) in cases {
+            seen.insert(match &err {
+                ApiError::NotFound => "NotFound",
+                ApiError::Forbidden(_) => "Forbidden",
+                ApiError::Rejected(_) => "Rejected",
+                ApiError::Invalid(_) => "Invalid",
+                ApiError::PayloadTooLarge => "PayloadTooLarge",
+                ApiError::Unavailable(_) => "Unavailable",
+                ApiError::Busy { .. } => "Busy",
+                ApiError::TimedOut => "TimedOut",
+                ApiError::BodyTimedOut => "BodyTimedOut",
+                ApiError::Internal(_) => "Internal",
+            });
+            let name = format!("{err:?}");
+            let answered = response_of(err);
+            assert_eq!(
+                answered,
+                (
+                    StatusCode::from_u16(status).unwrap(),
+                    retry.map(str::to_owned),
+                    closes,
+                    body.to_owned()
+                ),
+                "{name}"
+            );
+        }
+        assert_eq!(seen.len(), 10, "every variant has a row");
+    }
+
+    /// The application layer's errors reach the same rows: storage's refusals become the
+    /// policy's reasons, never a `Debug` string.
+    #[test]
+    fn application_errors_map_to_their_rows() {
+        let slug = vellum_domain::CollectionSlug::parse("articles").unwrap();
+        let outside = ApiError::from(StorageError::OutsideItemFilter {
+            collection: slug.clone(),
+        });
+        assert!(matches!(
+            outside,
+            ApiError::Forbidden(Reason::ItemFilter { ref collection }) if *collection == slug
+        ));
+        assert!(matches!(
+            ApiError::from(StorageError::PrivateFile),
+            ApiError::Forbidden(Reason::FileVisibility { .. })
+        ));
+        assert!(matches!(
+            ApiError::from(AppError::Busy { retry_after: 3 }),
+            ApiError::Busy { retry_after: 3 }
+        ));
+        assert!(matches!(
+            ApiError::from(StorageError::NotFound { what: "item" }),
+            ApiError::NotFound
+        ));
     }
 
     fn answer(err: StorageError) -> (StatusCode, Option<String>, String) {

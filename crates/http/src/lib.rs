@@ -1,29 +1,32 @@
 //! Vellum's HTTP edge: the actix-web app, its extractors, middleware and error envelopes.
 //!
 //! One app builder, [`app`], is used by `vellum-server` and by every test. A middleware resolves
-//! the request's [`Actor`](actor::Actor) once (origin gate, API key, IP allowlist, role); thin
-//! handlers call the policy, domain and storage crates; [`ApiError`] maps every lower-layer error,
-//! with an exhaustive `match`, to a status code and the contract's JSON envelope.
+//! the request's [`Actor`](actor::Actor) once (origin gate, API key, IP allowlist, role); each
+//! handler is its extractors, one use case of `vellum-app`, and a response; [`ApiError`] maps
+//! every application error, with an exhaustive `match`, to a status code and the contract's JSON
+//! envelope.
 //!
-//! This is the only crate that knows HTTP status codes. It must never decide access itself (that
-//! is `vellum-policy`), build SQL (that is `vellum-storage`), or normalize values (that is
-//! `vellum-domain`); 5xx bodies never carry internal details.
+//! This is the only crate that knows HTTP status codes. It keeps extractors, status mapping,
+//! streaming and headers; it never decides access (`vellum-policy`), runs a use case
+//! (`vellum-app`), builds SQL (`vellum-storage`) or normalizes values (`vellum-domain`); 5xx
+//! bodies never carry internal details.
 
 pub mod actor;
+mod body;
 /// The response cache and its epoch live in the application layer; re-exported under the path
 /// the server and the tests have always used.
 pub use vellum_app::cache;
+mod download;
 mod error;
-pub mod ingest;
 pub mod middleware;
-mod nul;
-pub mod openapi;
-pub mod query;
-mod render;
-pub mod resources;
+mod multipart;
 mod routes;
-mod state;
-pub mod transforms;
+pub mod schemas;
+
+/// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
+pub mod openapi {
+    pub use crate::routes::openapi::{ApiDoc, document, serve};
+}
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -32,7 +35,12 @@ use actix_web::{App, HttpResponse, web};
 use serde_json::json;
 
 pub use error::ApiError;
-pub use state::{AppState, Backends, DEFAULT_TRANSFORM_MEMORY, HttpConfig, Snapshot, cores};
+pub use vellum_app::transforms;
+/// The application layer's state and configuration, under the names the server and the tests
+/// have always used.
+pub use vellum_app::{
+    AppConfig as HttpConfig, AppState, Backends, DEFAULT_TRANSFORM_MEMORY, Snapshot, cores,
+};
 
 /// The whole application: health probes at the root, the public API under `/api/v1`.
 pub fn app(
@@ -61,7 +69,7 @@ pub fn app(
                 .wrap(from_fn(actor::resolve_actor))
                 .wrap(from_fn(middleware::request_timeout))
                 .wrap(from_fn(middleware::cors))
-                .service(openapi::serve)
+                .service(routes::openapi::serve)
                 .service(routes::collections::list)
                 .service(routes::collections::show)
                 .service(routes::items::list)

@@ -14,14 +14,11 @@ use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpResponse, web};
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
+use vellum_app::cache::CachedResponse;
+use vellum_app::{Actor, AppState};
 use vellum_policy::{AllowOrigin, cors_allow_origin};
 
-use vellum_storage::StorageError;
-
-use crate::actor::Actor;
-use crate::cache::CachedResponse;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -77,11 +74,11 @@ pub async fn watch_storage(
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let res = next.call(req).await?.map_into_boxed_body();
     if let Some(state) = state
-        && let Some(ApiError::Unavailable(StorageError::Db(err))) = res
+        && let Some(ApiError::Unavailable(err)) = res
             .response()
             .error()
             .and_then(|e| e.as_error::<ApiError>())
-        && vellum_storage::db_storage_failure(err)
+        && err.is_storage_failure()
     {
         state.write_check().note_storage_failure();
     }
@@ -202,13 +199,13 @@ pub async fn request_timeout(
     } else {
         match tokio::time::timeout(limit, next.call(req)).await {
             Ok(result) => result,
-            Err(_) if body.waiting() => return Err(crate::ApiError::BodyTimedOut.into()),
-            Err(_) => return Err(crate::ApiError::TimedOut.into()),
+            Err(_) if body.waiting() => return Err(ApiError::BodyTimedOut.into()),
+            Err(_) => return Err(ApiError::TimedOut.into()),
         }
     };
     if body.stalled.load(Ordering::Acquire) {
         // Whatever the handler made of the failed read (422, …), the cause is the client.
-        return Err(crate::ApiError::BodyTimedOut.into());
+        return Err(ApiError::BodyTimedOut.into());
     }
     result.map(ServiceResponse::map_into_boxed_body)
 }
@@ -282,7 +279,7 @@ fn watch_body(payload: Payload, idle: Duration, progress: Arc<BodyProgress>) -> 
 /// first read after any write a miss. `x-cache: hit|miss` says which it was.
 ///
 /// Entries are bounded: the key is a fixed-size digest of what the request means
-/// ([`cache_key`]), and a body over [`MAX_ENTRY_BYTES`](crate::cache::MAX_ENTRY_BYTES) is served
+/// ([`cache_key`]), and a body over [`MAX_ENTRY_BYTES`](vellum_app::cache::MAX_ENTRY_BYTES) is served
 /// but not stored.
 pub async fn response_cache(
     req: ServiceRequest,
@@ -356,9 +353,9 @@ enum CachedRoute<'a> {
     Collections,
     /// `/collections/{slug}`: reads no parameter.
     Collection(&'a str),
-    /// `/collections/{slug}/items`: [`crate::query::ListParams`].
+    /// `/collections/{slug}/items`: [`vellum_app::query::ListParams`].
     Items(&'a str),
-    /// `/collections/{slug}/items/{id}`: [`crate::query::ReadParams`].
+    /// `/collections/{slug}/items/{id}`: [`vellum_app::query::ReadParams`].
     Item(&'a str, i64),
 }
 
@@ -385,8 +382,8 @@ impl<'a> CachedRoute<'a> {
 }
 
 /// The cache key of a GET by `role`: a digest of the route and of the parameters its handler
-/// reads, parsed and written one way ([`crate::query::canonical_list`] and
-/// [`crate::query::canonical_read`]). Unknown parameters, their order and their spelling do not
+/// reads, parsed and written one way ([`vellum_app::query::canonical_list`] and
+/// [`vellum_app::query::canonical_read`]). Unknown parameters, their order and their spelling do not
 /// make new entries; the key is 64 hex digits whatever the URL's length. `None` when the request
 /// is not cacheable: not a cached route, or a query its handler refuses.
 fn cache_key(role: &str, req: &ServiceRequest) -> Option<String> {
@@ -394,14 +391,14 @@ fn cache_key(role: &str, req: &ServiceRequest) -> Option<String> {
     let route = CachedRoute::of(req.match_info().as_str())?;
     let params = match route {
         CachedRoute::Collections | CachedRoute::Collection(_) => String::new(),
-        CachedRoute::Items(_) => crate::query::canonical_list(req.query_string())?,
-        CachedRoute::Item(..) => crate::query::canonical_read(req.query_string())?,
+        CachedRoute::Items(_) => vellum_app::query::canonical_list(req.query_string())?,
+        CachedRoute::Item(..) => vellum_app::query::canonical_read(req.query_string())?,
     };
     Some(key_of(role, &route, &params))
 }
 
 fn key_of(role: &str, route: &CachedRoute<'_>, params: &str) -> String {
-    let mut key = crate::cache::key::KeyHasher::new("response v1");
+    let mut key = vellum_app::cache::key::KeyHasher::new("response v1");
     key.part(role).debug_part(route).part(params);
     key.finish_hex()
 }

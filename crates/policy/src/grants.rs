@@ -559,37 +559,33 @@ impl Role {
         action: CollectionAction,
         fields: impl IntoIterator<Item = &'f str>,
     ) -> Result<Authorized<ItemWrite>, Decision> {
+        self.authorize_item_action(collection, action)?
+            .for_fields(fields)
+    }
+
+    /// The first half of [`Role::authorize_item_write`]: the grant for `action` on
+    /// `collection`, checked once, before the write's body is even read (a role that may not
+    /// write gets 403 whatever it sends). [`ItemGrant::for_fields`] finishes it with the field
+    /// rules once the body names its fields.
+    ///
+    /// # Errors
+    /// The denying [`Decision`] when the role lacks the grant.
+    pub fn authorize_item_action(
+        &self,
+        collection: &CollectionSlug,
+        action: CollectionAction,
+    ) -> Result<ItemGrant<'_>, Decision> {
         let decision = self.may(collection, action);
-        if !decision.allowed {
-            return Err(decision);
-        }
-        if !self.is_super_admin()
-            && matches!(action, CollectionAction::Create | CollectionAction::Update)
-            && let Some(grant) = self.grant(collection)
-        {
-            let mut denied: Vec<FieldName> = fields
-                .into_iter()
-                .filter_map(|f| grant.fields.iter().find(|(n, _)| n.as_str() == f))
-                .filter(|(_, rule)| !rule.allows(action))
-                .map(|(n, _)| n.clone())
-                .collect();
-            denied.sort();
-            denied.dedup();
-            if !denied.is_empty() {
-                return Err(Decision::deny(Reason::FieldRules {
-                    action,
-                    fields: denied,
-                }));
-            }
-        }
-        Ok(Authorized::new(
-            ItemWrite {
+        if decision.allowed {
+            Ok(ItemGrant {
+                role: self,
                 collection: collection.clone(),
                 action,
-                item_filter: self.item_filter(collection).cloned(),
-            },
-            decision.reason,
-        ))
+                reason: decision.reason,
+            })
+        } else {
+            Err(decision)
+        }
     }
 
     /// A global files matrix decision.
@@ -621,6 +617,66 @@ impl Role {
         } else {
             Err(decision)
         }
+    }
+}
+
+/// A role's grant for one item action on one collection, not yet checked against the fields a
+/// write names (see [`Role::authorize_item_action`]). It cannot be made outside this crate, so
+/// the only way to an [`Authorized<ItemWrite>`] still goes through the grant.
+#[derive(Debug)]
+#[must_use]
+pub struct ItemGrant<'r> {
+    role: &'r Role,
+    collection: CollectionSlug,
+    action: CollectionAction,
+    reason: Reason,
+}
+
+impl ItemGrant<'_> {
+    /// Checks the role's field rules for the fields a create or update names (a delete names
+    /// none) and hands out the write capability, which carries the item filter the stored
+    /// result must still satisfy.
+    ///
+    /// # Errors
+    /// The denying [`Decision`], naming every field the rules refuse.
+    pub fn for_fields<'f>(
+        self,
+        fields: impl IntoIterator<Item = &'f str>,
+    ) -> Result<Authorized<ItemWrite>, Decision> {
+        let Self {
+            role,
+            collection,
+            action,
+            reason,
+        } = self;
+        if !role.is_super_admin()
+            && matches!(action, CollectionAction::Create | CollectionAction::Update)
+            && let Some(grant) = role.grant(&collection)
+        {
+            let mut denied: Vec<FieldName> = fields
+                .into_iter()
+                .filter_map(|f| grant.fields.iter().find(|(n, _)| n.as_str() == f))
+                .filter(|(_, rule)| !rule.allows(action))
+                .map(|(n, _)| n.clone())
+                .collect();
+            denied.sort();
+            denied.dedup();
+            if !denied.is_empty() {
+                return Err(Decision::deny(Reason::FieldRules {
+                    action,
+                    fields: denied,
+                }));
+            }
+        }
+        let item_filter = role.item_filter(&collection).cloned();
+        Ok(Authorized::new(
+            ItemWrite {
+                collection,
+                action,
+                item_filter,
+            },
+            reason,
+        ))
     }
 }
 

@@ -64,8 +64,8 @@ pub use filter::{
     MAX_OPERAND_CHARS,
 };
 pub use grants::{
-    CollectionAction, CollectionGrant, FieldPolicy, FieldRule, FileAction, FileGrants, Role,
-    WriteEcho,
+    CollectionAction, CollectionGrant, FieldPolicy, FieldRule, FileAction, FileGrants, ItemGrant,
+    Role, WriteEcho,
 };
 pub use keys::{ApiKeySecret, IpAllowlist, KeyCheck, KeyDigest, KeyId, KeyRecord};
 pub use origin::{

@@ -26,8 +26,10 @@ pub enum StorageError {
     Invalid(vellum_domain::ValidationErrors),
     /// The item (as stored or as it would be after the write) falls outside the role's item
     /// filter carried by the write capability. The HTTP layer answers 403; nothing was written.
-    #[error("the item is outside the role's item filter")]
-    OutsideItemFilter,
+    #[error("the item is outside the role's item filter on {collection}")]
+    OutsideItemFilter {
+        collection: vellum_domain::CollectionSlug,
+    },
     /// The file or folder a write names is effective-private and the write's capability does
     /// not reach private files. The HTTP layer answers as a show of it would (403); nothing was
     /// written.
@@ -65,6 +67,13 @@ pub enum StorageError {
 }
 
 impl StorageError {
+    /// Whether the database's storage is failing (a full disk, I/O errors): the readiness check
+    /// fails for a moment after a request hits it ([`db_storage_failure`]).
+    #[must_use]
+    pub fn is_storage_failure(&self) -> bool {
+        matches!(self, Self::Db(err) if db_storage_failure(err))
+    }
+
     pub(crate) fn corrupt(what: impl std::fmt::Display) -> Self {
         Self::Corrupt(what.to_string())
     }

@@ -439,7 +439,9 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     let id = sql.insert_returning_id(&tx).await?;
     // Checked once the id exists (a filter may name it); returning drops `tx`, rolling back.
     if !admits(grant, collection, scope, id, Some(at), at, &write.data) {
-        return Err(StorageError::OutsideItemFilter);
+        return Err(StorageError::OutsideItemFilter {
+            collection: grant.get().collection.clone(),
+        });
     }
     check_references(&tx, collection, &write.data, None, None).await?;
     claim_unique(&tx, collection, id, &write.unique_checks).await?;
@@ -495,7 +497,9 @@ where
         at,
         &write.data,
     ) {
-        return Err(StorageError::OutsideItemFilter);
+        return Err(StorageError::OutsideItemFilter {
+            collection: grant.get().collection.clone(),
+        });
     }
     check_references(
         &tx,

@@ -1090,7 +1090,10 @@ async fn a_write_whose_result_leaves_the_item_filter_is_refused_and_writes_nothi
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, StorageError::OutsideItemFilter), "{err:?}");
+    assert!(
+        matches!(err, StorageError::OutsideItemFilter { .. }),
+        "{err:?}"
+    );
     assert_eq!(env.rows().await, before);
 
     let err = env
@@ -1103,7 +1106,10 @@ async fn a_write_whose_result_leaves_the_item_filter_is_refused_and_writes_nothi
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, StorageError::OutsideItemFilter), "{err:?}");
+    assert!(
+        matches!(err, StorageError::OutsideItemFilter { .. }),
+        "{err:?}"
+    );
     assert_eq!(env.rows().await, before);
     assert_eq!(env.get(&c, draft.id).await, Some(draft.clone()));
     assert_eq!(revisions(&env.db.conn, draft.id).await.unwrap().len(), 1);

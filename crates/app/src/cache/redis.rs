@@ -45,6 +45,23 @@ const OFFLINE_OFFSET: u64 = 1 << 62;
 #[error("invalid Redis URL: {0}")]
 pub struct RedisConfigError(String);
 
+/// Why a Redis operation failed (for the log; a client never sees it).
+#[derive(Debug, thiserror::Error)]
+pub enum RedisError {
+    /// No pooled connection could be had (Redis unreachable, the pool exhausted).
+    #[error("no redis connection")]
+    Pool(#[source] deadpool_redis::PoolError),
+    /// Redis refused or failed the command.
+    #[error("redis command failed")]
+    Command(#[source] redis::RedisError),
+    /// The operation took longer than its timeout.
+    #[error("redis timed out")]
+    TimedOut,
+    /// Skipped: a recent failure's back-off has not passed.
+    #[error("redis is unavailable (backing off)")]
+    BackingOff,
+}
+
 /// Cache, epoch and readiness check over one connection pool.
 pub struct RedisBackend {
     pool: Pool,
@@ -120,13 +137,13 @@ impl RedisBackend {
     ///
     /// # Errors
     /// The failure, for the log (never for the client).
-    pub async fn ping(&self) -> Result<(), String> {
+    pub async fn ping(&self) -> Result<(), RedisError> {
         let result = self
             .run(|mut conn| async move {
                 redis::cmd("PING")
                     .query_async::<String>(&mut conn)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(RedisError::Command)
             })
             .await;
         self.record(&result);
@@ -137,7 +154,7 @@ impl RedisBackend {
     ///
     /// # Errors
     /// The failure, for the log.
-    pub async fn try_bump(&self) -> Result<u64, String> {
+    pub async fn try_bump(&self) -> Result<u64, RedisError> {
         let epoch_key = self.epoch_key.as_str();
         let result = self
             .run(|mut conn| async move { incr(&mut conn, epoch_key).await })
@@ -147,18 +164,18 @@ impl RedisBackend {
     }
 
     /// Runs `op` on a pooled connection within [`OP_TIMEOUT`].
-    async fn run<T, F, Fut>(&self, op: F) -> Result<T, String>
+    async fn run<T, F, Fut>(&self, op: F) -> Result<T, RedisError>
     where
         F: FnOnce(deadpool_redis::Connection) -> Fut,
-        Fut: Future<Output = Result<T, String>>,
+        Fut: Future<Output = Result<T, RedisError>>,
     {
         let attempt = async {
-            let conn = self.pool.get().await.map_err(|e| e.to_string())?;
+            let conn = self.pool.get().await.map_err(RedisError::Pool)?;
             op(conn).await
         };
         match tokio::time::timeout(OP_TIMEOUT, attempt).await {
             Ok(result) => result,
-            Err(_) => Err("timed out".to_owned()),
+            Err(_) => Err(RedisError::TimedOut),
         }
     }
 
@@ -176,7 +193,7 @@ impl RedisBackend {
     }
 
     /// Notes the outcome of an operation, logging state changes only.
-    fn record<T>(&self, result: &Result<T, String>) {
+    fn record<T>(&self, result: &Result<T, RedisError>) {
         match result {
             Ok(_) => {
                 if !self.up.swap(true, Ordering::AcqRel) {
@@ -186,6 +203,7 @@ impl RedisBackend {
             Err(error) => {
                 self.failed_at.store(self.elapsed_ms(), Ordering::Release);
                 if self.up.swap(false, Ordering::AcqRel) {
+                    let error = crate::error::error_chain(error);
                     tracing::warn!(%error, "redis is unavailable: serving uncached until it returns");
                 }
             }
@@ -201,7 +219,7 @@ impl RedisBackend {
 
     /// Reads the shared epoch, first paying any bump owed from an outage, and creating the
     /// counter from the clock when it is missing.
-    async fn read_epoch(&self) -> Result<u64, String> {
+    async fn read_epoch(&self) -> Result<u64, RedisError> {
         let owed = self.owed_bumps.load(Ordering::Acquire);
         let epoch_key = self.epoch_key.as_str();
         self.run(|mut conn| async move {
@@ -212,7 +230,7 @@ impl RedisBackend {
                 .arg(epoch_key)
                 .query_async(&mut conn)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(RedisError::Command)?;
             if let Some(value) = value {
                 return Ok(value);
             }
@@ -226,7 +244,7 @@ impl RedisBackend {
                 .arg(epoch_key)
                 .query_async(&mut conn)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(RedisError::Command)?;
             Ok(value)
         })
         .await
@@ -239,7 +257,7 @@ impl RedisBackend {
 
 /// Increments the epoch, first creating it from the clock when it is missing (an `INCR` on a
 /// missing key would restart at 1, where entries of an earlier counter might still exist).
-async fn incr(conn: &mut deadpool_redis::Connection, epoch_key: &str) -> Result<u64, String> {
+async fn incr(conn: &mut deadpool_redis::Connection, epoch_key: &str) -> Result<u64, RedisError> {
     let (value,): (u64,) = redis::pipe()
         .cmd("SET")
         .arg(epoch_key)
@@ -250,7 +268,7 @@ async fn incr(conn: &mut deadpool_redis::Connection, epoch_key: &str) -> Result<
         .arg(epoch_key)
         .query_async(conn)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(RedisError::Command)?;
     Ok(value)
 }
 
@@ -281,7 +299,7 @@ impl Epoch for RedisBackend {
         let result = if self.available() {
             self.try_bump().await
         } else {
-            Err("redis is unavailable".to_owned())
+            Err(RedisError::BackingOff)
         };
         match result {
             Ok(value) => {
@@ -309,7 +327,7 @@ impl ResponseCache for RedisBackend {
                     .arg(entry_key)
                     .query_async::<Option<Vec<u8>>>(&mut conn)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(RedisError::Command)
             })
             .await;
         self.record(&result);
@@ -332,7 +350,7 @@ impl ResponseCache for RedisBackend {
                     .arg(CACHE_TTL.as_secs())
                     .query_async::<()>(&mut conn)
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(RedisError::Command)
             })
             .await;
         self.record(&result);
@@ -355,7 +373,7 @@ impl ResponseCache for RedisBackend {
                         .arg(1000)
                         .query_async(&mut conn)
                         .await
-                        .map_err(|e| e.to_string())?;
+                        .map_err(RedisError::Command)?;
                     count += u64::try_from(keys.len()).unwrap_or(u64::MAX);
                     if next == 0 {
                         return Ok(count);

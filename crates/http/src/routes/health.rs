@@ -3,12 +3,7 @@
 
 use actix_web::{HttpResponse, get, web};
 use serde_json::json;
-use vellum_storage::StorageError;
-
-use crate::state::AppState;
-
-/// A probe must answer quickly even when the database hangs.
-const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+use vellum_app::{AppState, health};
 
 /// 200 as soon as the application serves requests.
 #[get("/up")]
@@ -30,39 +25,18 @@ pub async fn live() -> HttpResponse {
 /// probe, kept answering `ok` (security review R8).
 #[get("/health/ready")]
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
-    let check = async {
-        state.db().ping().await.map_err(StorageError::Db)?;
-        state.write_check().check(state.db()).await
-    };
-    let database = match tokio::time::timeout(CHECK_TIMEOUT, check).await {
-        Ok(Ok(())) => "ok",
-        Ok(Err(err)) => {
-            tracing::warn!(error = %crate::error::error_chain(&err), "readiness: database check failed");
-            "failed"
-        }
-        Err(_) => {
-            tracing::warn!("readiness: database check timed out");
-            "failed"
-        }
-    };
+    let readiness = health::readiness(&state).await;
+    let word = |ok: bool| if ok { "ok" } else { "failed" };
     let mut checks = serde_json::Map::new();
-    checks.insert("database".to_owned(), database.into());
-    if let Some(redis) = state.redis() {
-        // The ping has its own timeout, well under CHECK_TIMEOUT; state changes are logged by
-        // the backend itself.
-        let outcome = if redis.ping().await.is_ok() {
-            "ok"
-        } else {
-            "failed"
-        };
-        checks.insert("redis".to_owned(), outcome.into());
+    checks.insert("database".to_owned(), word(readiness.database).into());
+    if let Some(redis) = readiness.redis {
+        checks.insert("redis".to_owned(), word(redis).into());
     }
-    let healthy = checks.values().all(|v| v == "ok");
     let body = json!({
-        "status": if healthy { "ok" } else { "failed" },
+        "status": word(readiness.healthy()),
         "checks": checks,
     });
-    if healthy {
+    if readiness.healthy() {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)

@@ -4,3 +4,4 @@ pub mod collections;
 pub mod files;
 pub mod health;
 pub mod items;
+pub mod openapi;

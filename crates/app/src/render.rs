@@ -28,10 +28,10 @@ use vellum_storage::files::{StoredFile, get_files};
 use vellum_storage::items::{Item, items_by_ids, with_role_view};
 
 use crate::actor::Actor;
-use crate::error::ApiError;
+use crate::context::AppState;
+use crate::error::AppError;
 use crate::query::ReadQuery;
 use crate::resources::{expanded_file, mini_user, timestamp};
-use crate::state::AppState;
 
 /// How many links of one relation field of one item `include` expands; the links after it stay
 /// lean. 100, like the largest page: a page expands at most 100 x 100 related items per field.
@@ -57,7 +57,7 @@ pub async fn render_items(
     collection: &Arc<Collection>,
     items: Vec<Item>,
     query: &ReadQuery,
-) -> Result<Vec<Rendered>, ApiError> {
+) -> Result<Vec<Rendered>, AppError> {
     let snapshot = &actor.snapshot;
     let mut top: Vec<Prepared> = items
         .into_iter()
@@ -167,7 +167,7 @@ pub async fn render_written_item(
     collection: &Arc<Collection>,
     item: Item,
     query: &ReadQuery,
-) -> Result<Rendered, ApiError> {
+) -> Result<Rendered, AppError> {
     let echo = with_role_view(collection, &actor.snapshot.locales, &item, |view| {
         actor.role.item_write_echo(&collection.slug, view)
     });
@@ -187,11 +187,11 @@ pub async fn render_item(
     collection: &Arc<Collection>,
     item: Item,
     query: &ReadQuery,
-) -> Result<Rendered, ApiError> {
+) -> Result<Rendered, AppError> {
     let mut rendered = render_items(state, actor, collection, vec![item], query).await?;
     rendered
         .pop()
-        .ok_or_else(|| ApiError::Internal("rendering one item produced none".into()))
+        .ok_or_else(|| AppError::Internal("rendering one item produced none".into()))
 }
 
 fn prepare(
@@ -433,8 +433,8 @@ impl Serialize for ResourceOut<'_> {
     }
 }
 
-fn to_text(value: &impl Serialize) -> Result<Rendered, ApiError> {
-    serde_json::value::to_raw_value(value).map_err(|err| ApiError::Internal(Box::new(err)))
+fn to_text(value: &impl Serialize) -> Result<Rendered, AppError> {
+    serde_json::value::to_raw_value(value).map_err(|err| AppError::Internal(Box::new(err)))
 }
 
 /// Every file id referenced by file fields of `data`, inside blocks too.
@@ -538,7 +538,7 @@ impl Expand<'_> {
         p: &Prepared,
         relation_fields: &[&FieldDef],
         nested: &HashMap<(i64, i64), Rendered>,
-    ) -> Result<Rendered, ApiError> {
+    ) -> Result<Rendered, AppError> {
         to_text(&ResourceOut {
             p,
             data: DataOut {

@@ -1,124 +1,13 @@
-//! The OpenAPI 3.1 description of `/api/v1`, served at `GET /api/v1/openapi.json`.
-//!
-//! Operations come from the `#[utoipa::path]` attributes on the handlers themselves (paths and
-//! path parameters from their actix-web route macros), so a route cannot be added, moved or
-//! removed without the description following. The response shapes below are declared as types
-//! because handlers build their JSON dynamically; what keeps them honest is the black-box suite,
-//! which validates every response it receives against this description
-//! (`crates/http/tests/api/openapi.rs`), and schemathesis in CI.
+//! The response and request shapes of the OpenAPI description ([`crate::openapi`]), declared as
+//! types because handlers build their JSON from the application layer's resources; what keeps
+//! them honest is the black-box suite, which validates every response it receives against the
+//! description (`crates/http/tests/api/openapi.rs`), and schemathesis in CI.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
-use actix_web::{HttpResponse, get};
 use serde::Serialize;
 use serde_json::Value;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::openapi::{Components, Server};
-use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
-
-/// The description as JSON.
-#[must_use]
-pub fn document() -> Value {
-    serde_json::to_value(ApiDoc::openapi()).unwrap_or(Value::Null)
-}
-
-/// The serialized description, built once.
-fn document_bytes() -> &'static [u8] {
-    static DOCUMENT: OnceLock<Vec<u8>> = OnceLock::new();
-    DOCUMENT.get_or_init(|| serde_json::to_vec(&document()).unwrap_or_default())
-}
-
-/// This description (OpenAPI 3.1).
-#[utoipa::path(
-    operation_id = "openapi",
-    tag = "meta",
-    security((), ("bearer" = [])),
-    responses(
-        (status = 200, description = "This OpenAPI 3.1 description", content_type = "application/json", body = Object),
-        (status = 401, response = Unauthenticated),
-        (status = 403, response = Forbidden),
-    )
-)]
-#[get("/openapi.json")]
-pub async fn serve() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(document_bytes())
-}
-
-#[derive(Debug, OpenApi)]
-#[openapi(
-    info(
-        title = "Vellum content API",
-        version = "1.0.0",
-        description = "The public REST API of Vellum, a headless CMS: collections, items and files, \
-            authorized by the acting role's grants. Without `Authorization` the caller acts as the \
-            `public` role; with `Authorization: Bearer <API key>` as the key's role.",
-        license(name = "MIT OR Apache-2.0")
-    ),
-    paths(
-        serve,
-        crate::routes::collections::list,
-        crate::routes::collections::show,
-        crate::routes::items::list,
-        crate::routes::items::create,
-        crate::routes::items::show,
-        crate::routes::items::update,
-        crate::routes::items::destroy,
-        crate::routes::files::list,
-        crate::routes::files::upload,
-        crate::routes::files::show,
-        crate::routes::files::update,
-        crate::routes::files::destroy,
-        crate::routes::files::content,
-        crate::routes::files::transform,
-    ),
-    components(
-        schemas(
-            CollectionSummary, CollectionFieldSummary, CollectionResource, MiniUser,
-            CollectionItemResource, ExpandedFileField, FileFieldAccessDenied, FileFieldValue,
-            FileResource, PaginationMeta, ItemWriteRequest, UpdateFileRequest, UploadFileForm,
-            ErrorBody, ValidationErrorBody, CollectionList, CollectionEnvelope, ItemPage,
-            ItemEnvelope, FilePage, FileEnvelope, WriteReceipt, ItemWritten, ItemWriteEnvelope,
-            FileWritten, FileWriteEnvelope,
-        ),
-        responses(
-            Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
-            Unavailable,
-        ),
-    ),
-    modifiers(&Security),
-    tags(
-        (name = "collections", description = "Collection schemas the role may read"),
-        (name = "items", description = "Items of a collection"),
-        (name = "files", description = "Files, folders, content and image transforms"),
-        (name = "meta", description = "This description"),
-    )
-)]
-pub struct ApiDoc;
-
-/// The bearer scheme (API keys) and the server prefix every path is relative to.
-#[derive(Debug)]
-struct Security;
-
-impl Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Components::new);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                Http::builder()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "An API key secret (`ek_…`), created with `vellum-admin keys create`.",
-                    ))
-                    .build(),
-            ),
-        );
-        openapi.servers = Some(vec![Server::new("/api/v1")]);
-    }
-}
+use utoipa::{IntoParams, ToSchema};
 
 /// The spec's CollectionSummary.
 #[derive(Debug, ToSchema, Serialize)]
@@ -530,40 +419,4 @@ pub struct FileListParams {
     pub page: Option<i64>,
     #[param(minimum = 1, maximum = 100, nullable = false)]
     pub per_page: Option<i64>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_description_is_openapi_3_1_with_every_operation() {
-        let doc = document();
-        assert_eq!(doc["openapi"], "3.1.0");
-        assert_eq!(doc["info"]["version"], "1.0.0");
-        assert_eq!(doc["servers"][0]["url"], "/api/v1");
-        let operations: usize = doc["paths"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|p| p.as_object().unwrap().len())
-            .sum();
-        assert_eq!(operations, 15);
-        assert_eq!(
-            doc["components"]["securitySchemes"]["bearer"]["scheme"],
-            "bearer"
-        );
-        let mut ids: Vec<&str> = doc["paths"]
-            .as_object()
-            .unwrap()
-            .values()
-            .flat_map(|p| p.as_object().unwrap().values())
-            .map(|op| op["operationId"].as_str().unwrap())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len(), 15, "operation ids must be unique: {ids:?}");
-        let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
-        assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
-    }
 }

@@ -8,7 +8,7 @@ use vellum_policy::{FieldPolicy, Filter, FilterField, PolicyError};
 use vellum_storage::collections::Collection;
 use vellum_storage::items::SortKey;
 
-use crate::error::ApiError;
+use crate::error::AppError;
 
 /// Default and bounds of `per_page`.
 pub const DEFAULT_PER_PAGE: u64 = 15;
@@ -226,12 +226,12 @@ pub fn canonical_list(query: &str) -> Option<String> {
 ///
 /// # Errors
 /// 422 naming each malformed parameter.
-pub fn parse_read(query: &str, locales: &ContentLocales) -> Result<ReadQuery, ApiError> {
+pub fn parse_read(query: &str, locales: &ContentLocales) -> Result<ReadQuery, AppError> {
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
     crate::nul::refuse_in_query(&pairs, &mut errors);
     let read = ReadParams::parse(&pairs, &mut errors).resolve(locales, &mut errors);
-    errors.into_result(read).map_err(ApiError::Invalid)
+    errors.into_result(read).map_err(AppError::Invalid)
 }
 
 /// `page` and `per_page`, with their defaults and bounds.
@@ -282,7 +282,7 @@ pub fn parse_list(
     locales: &ContentLocales,
     collection: &Collection,
     fields: &FieldPolicy,
-) -> Result<ListQuery, ApiError> {
+) -> Result<ListQuery, AppError> {
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
     crate::nul::refuse_in_query(&pairs, &mut errors);
@@ -318,7 +318,7 @@ pub fn parse_list(
             filter: params.filter,
             sort: params.sort,
         })
-        .map_err(ApiError::Invalid)
+        .map_err(AppError::Invalid)
 }
 
 #[cfg(test)]

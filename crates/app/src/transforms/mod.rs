@@ -37,7 +37,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use vellum_imaging::{FocalPoint, ImagingError, Preset, TransformOptions, Transformed};
 use vellum_storage::files::StoredTransform;
 
-use crate::state::HttpConfig;
+use crate::app_config::AppConfig;
 pub(crate) use budget::Slot;
 use budget::{Budget, Refusal};
 pub use worker::{IDLE_TIMEOUT, PoolStats, WORKER_FLAG, run_worker};
@@ -132,7 +132,7 @@ impl Transforms {
     ///
     /// # Errors
     /// When there is no current runtime or the executable's path is unknown (worker mode).
-    pub(crate) fn new(config: &HttpConfig) -> std::io::Result<Arc<Self>> {
+    pub(crate) fn new(config: &AppConfig) -> std::io::Result<Arc<Self>> {
         let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
         let mut concurrency = config.transform_concurrency.max(1);
         if config.transform_workers > 0 {

@@ -1,0 +1,90 @@
+//! The application's configuration: what the use cases read of the operator's settings. The
+//! binaries fill it from clap flags and `VELLUM_*` variables (see `vellum_app::config`); tests
+//! start from [`AppConfig::default`].
+
+use std::time::Duration;
+
+use ipnet::IpNet;
+use vellum_policy::CorsOrigins;
+use vellum_storage::files::DerivativeCap;
+
+/// The application's configuration (the server fills it from clap flags and `VELLUM_*` variables).
+#[derive(Debug, Clone)]
+pub struct AppConfig {
+    /// How many bytes the stored transform outputs of one original may take together (a
+    /// multiple of the original's size plus a floor); past it the least recently used are
+    /// evicted, so no sequence of requests can make the server store more.
+    pub derivative_cap: DerivativeCap,
+    /// Absolute prefix of file `url` and `transforms` values, without a trailing slash.
+    pub base_url: String,
+    /// Whether GET responses under `/api/v1/collections` are cached.
+    pub cache: bool,
+    /// CORS origins when the project's allowlist is empty (default: any).
+    pub cors_origins: CorsOrigins,
+    /// Reverse proxies whose `X-Forwarded-For` is believed; empty means the peer address is the
+    /// client address.
+    pub trusted_proxies: Vec<IpNet>,
+    /// How long the project snapshot may be reused without looking at the database.
+    pub snapshot_ttl: Duration,
+    /// The largest JSON request body accepted (413 above).
+    pub json_limit: usize,
+    /// JPEG quality of transform outputs (1 to 100).
+    pub jpeg_quality: u8,
+    /// The largest image (width x height) a transform will decode; larger ones get 422.
+    pub max_image_pixels: u64,
+    /// How long an API handler may take before the client gets 503 (a hung dependency must not
+    /// hold connections forever). Response bodies that stream (file content) are not limited.
+    pub request_timeout: Duration,
+    /// How long reading a request body may wait for its next bytes before the client gets 408
+    /// (a stalled or trickling client, uploads included).
+    pub body_read_timeout: Duration,
+    /// Memory, in bytes, that transforms running at once may hold together, by
+    /// `vellum_imaging::estimate` (plus their sources); a transform needing more gets 422.
+    pub transform_memory: u64,
+    /// Transforms that may run (or read their source) at once.
+    pub transform_concurrency: usize,
+    /// How long a transform may wait for the budget before the client gets 503 with
+    /// `Retry-After`.
+    pub transform_queue_timeout: Duration,
+    /// How long one transform may run once admitted; in worker mode its worker is killed then.
+    pub transform_timeout: Duration,
+    /// Worker processes for transforms (the current executable re-run with
+    /// [`crate::transforms::WORKER_FLAG`]); 0 runs them in this process on the blocking pool.
+    pub transform_workers: usize,
+    /// The data-segment limit (`RLIMIT_DATA`) of each worker process, in bytes.
+    pub transform_worker_memory: u64,
+}
+
+/// The default transform memory budget: two transforms of the largest image the default pixel
+/// limit admits (50 MP: about 200 MiB decoded each) fit at once, or about ten 12 MP photos.
+pub const DEFAULT_TRANSFORM_MEMORY: u64 = 512 * 1024 * 1024;
+
+/// The number of cores, the default transform concurrency.
+#[must_use]
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8080".to_owned(),
+            cache: true,
+            cors_origins: CorsOrigins::Any,
+            trusted_proxies: Vec::new(),
+            snapshot_ttl: Duration::from_secs(5),
+            json_limit: 2 * 1024 * 1024,
+            jpeg_quality: 82,
+            max_image_pixels: 50_000_000,
+            request_timeout: Duration::from_secs(30),
+            body_read_timeout: Duration::from_secs(30),
+            transform_memory: DEFAULT_TRANSFORM_MEMORY,
+            transform_concurrency: cores(),
+            transform_queue_timeout: Duration::from_secs(5),
+            transform_timeout: Duration::from_secs(10),
+            transform_workers: 0,
+            transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
+            derivative_cap: DerivativeCap::DEFAULT,
+        }
+    }
+}

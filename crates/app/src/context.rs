@@ -1,0 +1,300 @@
+//! What every use case shares: the database, the configuration, the project snapshot (see
+//! [`crate::snapshot`]), the response cache and the epoch, the blob store and the transform
+//! budget. One [`AppState`] per process, cheap to clone.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use vellum_storage::blob::{BlobStore, ObjectBlobStore};
+use vellum_storage::{DatabaseConnection, StorageError};
+
+use crate::app_config::AppConfig;
+use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
+use crate::snapshot::{MAX_REMEMBERED_KEYS, Snapshot, differs};
+use crate::transforms::{TransformStats, Transforms};
+
+/// Where the response cache, the epoch and file bytes live.
+#[derive(Debug, Clone)]
+pub struct Backends {
+    pub cache: Arc<dyn ResponseCache>,
+    pub epoch: Arc<dyn Epoch>,
+    pub blobs: Arc<dyn BlobStore>,
+    /// Set when the cache and epoch are in Redis, so readiness checks it.
+    pub redis: Option<Arc<RedisBackend>>,
+}
+
+impl Backends {
+    /// One process: an in-process cache (none when `config.cache` is false) and epoch.
+    #[must_use]
+    pub fn local(config: &AppConfig, blobs: Arc<dyn BlobStore>) -> Self {
+        let cache: Arc<dyn ResponseCache> = if config.cache {
+            Arc::new(MemoryCache::default())
+        } else {
+            Arc::new(NoCache)
+        };
+        Self {
+            cache,
+            epoch: Arc::new(LocalEpoch::default()),
+            blobs,
+            redis: None,
+        }
+    }
+
+    /// Several replicas: the cache (unless `config.cache` is false) and the epoch in Redis.
+    #[must_use]
+    pub fn redis(config: &AppConfig, blobs: Arc<dyn BlobStore>, redis: RedisBackend) -> Self {
+        let redis = Arc::new(redis);
+        let cache: Arc<dyn ResponseCache> = if config.cache {
+            Arc::clone(&redis) as Arc<dyn ResponseCache>
+        } else {
+            Arc::new(NoCache)
+        };
+        Self {
+            cache,
+            epoch: Arc::clone(&redis) as Arc<dyn Epoch>,
+            blobs,
+            redis: Some(redis),
+        }
+    }
+}
+
+/// Shared by every worker; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    db: DatabaseConnection,
+    config: AppConfig,
+    cache: Arc<dyn ResponseCache>,
+    epoch: Arc<dyn Epoch>,
+    blobs: Arc<dyn BlobStore>,
+    redis: Option<Arc<RedisBackend>>,
+    /// The transform budget, the computations in flight and the failure memo.
+    transforms: Arc<Transforms>,
+    snapshot: RwLock<Arc<Snapshot>>,
+    /// Held while the snapshot is rebuilt, so concurrent requests wait for one rebuild instead of
+    /// each running their own.
+    rebuilding: tokio::sync::Mutex<()>,
+    /// When each key's `last_used_at` was last written: at most once a minute per key, so
+    /// authenticated reads do not turn into writes.
+    touched: Mutex<HashMap<i64, Instant>>,
+    /// The readiness probe's write check (`/health/ready`), told of storage failures by
+    /// `middleware::watch_storage`.
+    write_check: vellum_storage::WriteCheck,
+}
+
+const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
+
+impl AppState {
+    /// State with the in-process cache and epoch (or no cache when `config.cache` is false) and an
+    /// in-memory blob store (tests; the server passes its own with [`AppState::with_blobs`]).
+    ///
+    /// # Errors
+    /// When the project cannot be read from the database.
+    pub async fn new(db: DatabaseConnection, config: AppConfig) -> Result<Self, StorageError> {
+        Self::with_blobs(db, config, Arc::new(ObjectBlobStore::in_memory())).await
+    }
+
+    /// As [`AppState::new`], storing files' bytes in `blobs`.
+    ///
+    /// # Errors
+    /// When the project cannot be read from the database.
+    pub async fn with_blobs(
+        db: DatabaseConnection,
+        config: AppConfig,
+        blobs: Arc<dyn BlobStore>,
+    ) -> Result<Self, StorageError> {
+        let backends = Backends::local(&config, blobs);
+        Self::with_backends(db, config, backends).await
+    }
+
+    /// State over the given cache, epoch and blob store (shared backends for several replicas).
+    ///
+    /// # Errors
+    /// When the project cannot be read from the database.
+    pub async fn with_backends(
+        db: DatabaseConnection,
+        config: AppConfig,
+        backends: Backends,
+    ) -> Result<Self, StorageError> {
+        let current = backends.epoch.current().await;
+        let snapshot = Snapshot::load(&db, current).await?;
+        let transforms = Transforms::new(&config).map_err(|source| StorageError::Io {
+            op: "starting the transform path",
+            source,
+        })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                config,
+                cache: backends.cache,
+                epoch: backends.epoch,
+                blobs: backends.blobs,
+                redis: backends.redis,
+                transforms,
+                snapshot: RwLock::new(Arc::new(snapshot)),
+                rebuilding: tokio::sync::Mutex::new(()),
+                touched: Mutex::new(HashMap::new()),
+                write_check: vellum_storage::WriteCheck::default(),
+            }),
+        })
+    }
+
+    #[must_use]
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.inner.db
+    }
+
+    /// The readiness probe's database write check.
+    #[must_use]
+    pub fn write_check(&self) -> &vellum_storage::WriteCheck {
+        &self.inner.write_check
+    }
+
+    #[must_use]
+    pub fn config(&self) -> &AppConfig {
+        &self.inner.config
+    }
+
+    #[must_use]
+    pub fn blobs(&self) -> &dyn BlobStore {
+        self.inner.blobs.as_ref()
+    }
+
+    pub(crate) fn transforms(&self) -> &Arc<Transforms> {
+        &self.inner.transforms
+    }
+
+    /// Counters of the transform path: computations run, failures answered from the memo,
+    /// computations in flight, the worker pool.
+    #[must_use]
+    pub fn transform_stats(&self) -> TransformStats {
+        self.inner.transforms.stats()
+    }
+
+    /// Takes `bytes` of the transform memory budget until the returned permit is dropped, or
+    /// `None` when that much is not free (tests: a full budget).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn hold_transform_memory(&self, bytes: u64) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.inner.transforms.hold(bytes)
+    }
+
+    /// The Redis backend, when configured: `/health/ready` checks it.
+    pub fn redis(&self) -> Option<&RedisBackend> {
+        self.inner.redis.as_deref()
+    }
+
+    pub fn cache(&self) -> &dyn ResponseCache {
+        self.inner.cache.as_ref()
+    }
+
+    /// How many responses the cache holds now (every epoch's; in Redis, this namespace's),
+    /// `None` when Redis cannot be reached: tests check that requests differing only in what
+    /// the handlers ignore add no entry.
+    #[doc(hidden)]
+    pub async fn cached_entries(&self) -> Option<u64> {
+        self.inner.cache.entry_count().await
+    }
+
+    pub(crate) async fn epoch(&self) -> u64 {
+        self.inner.epoch.current().await
+    }
+
+    /// Marks everything cached as stale: called after every write, and by anything that changes
+    /// the project outside the API (tests, admin surfaces).
+    pub async fn invalidate(&self) {
+        self.inner.epoch.bump().await;
+    }
+
+    /// Marks cached responses and list totals stale after a write of items or files through
+    /// this server. The project itself (schema, roles, settings) did not change, so when nobody
+    /// else moved the epoch meanwhile the snapshot is carried over to the new epoch instead of
+    /// being rebuilt from the database on the next request (which a stream of writes would
+    /// otherwise pay on every request).
+    pub async fn content_changed(&self) {
+        let before = self.current_snapshot();
+        let epoch = self.inner.epoch.bump().await;
+        if epoch != before.epoch.wrapping_add(1) {
+            return;
+        }
+        let carried = Arc::new(before.carried_to(epoch));
+        let mut slot = self
+            .inner
+            .snapshot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if Arc::ptr_eq(&slot, &before) {
+            *slot = carried;
+        }
+    }
+
+    /// The current snapshot, rebuilt first when the epoch moved or it is older than the TTL.
+    ///
+    /// # Errors
+    /// When a needed rebuild cannot read the database.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, StorageError> {
+        let epoch = self.epoch().await;
+        let current = self.current_snapshot();
+        if self.is_fresh(&current, epoch) {
+            return Ok(current);
+        }
+        let _rebuilding = self.inner.rebuilding.lock().await;
+        // Another request may have rebuilt it while this one waited.
+        let epoch = self.epoch().await;
+        let current = self.current_snapshot();
+        if self.is_fresh(&current, epoch) {
+            return Ok(current);
+        }
+        let mut fresh = Snapshot::load(&self.inner.db, epoch).await?;
+        // A change made behind the server's back also makes cached responses stale.
+        if current.epoch == epoch && differs(&current, &fresh) {
+            fresh.epoch = self.inner.epoch.bump().await;
+        }
+        let fresh = Arc::new(fresh);
+        *self
+            .inner
+            .snapshot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&fresh);
+        Ok(fresh)
+    }
+
+    fn current_snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(
+            &self
+                .inner
+                .snapshot
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    fn is_fresh(&self, snapshot: &Snapshot, epoch: u64) -> bool {
+        snapshot.epoch == epoch && snapshot.built.elapsed() < self.inner.config.snapshot_ttl
+    }
+
+    /// Whether key `id`'s `last_used_at` is due for an update (and records that it now is).
+    pub(crate) fn touch_due(&self, id: i64) -> bool {
+        let mut touched = self
+            .inner
+            .touched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        match touched.get(&id) {
+            Some(at) if now.duration_since(*at) < TOUCH_INTERVAL => false,
+            _ => {
+                if touched.len() >= MAX_REMEMBERED_KEYS {
+                    touched.clear();
+                }
+                touched.insert(id, now);
+                true
+            }
+        }
+    }
+}

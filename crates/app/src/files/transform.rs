@@ -1,0 +1,264 @@
+//! `GET /files/{id}/transforms/{key}`: the output of a preset, computed once per (content,
+//! variant) off the async executor (see [`crate::transforms`]), kept as a derived blob and
+//! evicted least recently used past the original's derivative cap.
+
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures_util::TryStreamExt as _;
+use vellum_imaging::{FocalPoint, ImagingError, Preset};
+use vellum_storage::files::{NewTransform, StoredFile, StoredTransform};
+
+use super::{Download, readable_file};
+use crate::actor::Actor;
+use crate::context::AppState;
+use crate::error::{AppError, error_chain};
+use crate::resources::is_transformable;
+use crate::transforms::Failure;
+
+/// The output of preset `key` of file `id`, computed if it is not stored yet.
+///
+/// # Errors
+/// 404 (an unknown key, no such file, not a transformable image), 403, 422 (an image too large
+/// or too costly, or undecodable), [`AppError::Busy`] when the transform budget is full, the
+/// database or blob store.
+pub async fn transform(
+    state: &AppState,
+    actor: &Actor,
+    id: &str,
+    key: &str,
+) -> Result<Download, AppError> {
+    let preset = Preset::parse(key).ok_or(AppError::NotFound)?;
+    let file = readable_file(state, actor, id).await?;
+    let (Some(source_key), Some(hash), true) = (
+        file.storage_key.as_deref(),
+        file.content_hash.as_deref(),
+        is_transformable(&file),
+    ) else {
+        return Err(AppError::NotFound);
+    };
+    let (preset, variant, focal) = variant_of(&file, preset);
+    let stored = match stored_transform(state, hash, &variant).await? {
+        Some(stored) => stored,
+        None => compute_transform(state, &file, source_key, hash, &variant, preset, focal)
+            .await
+            .map_err(|failure| failure_error(state, failure))?,
+    };
+    Ok(Download {
+        size: stored
+            .filesize
+            .and_then(|s| u64::try_from(s).ok())
+            .unwrap_or_default(),
+        etag: format!("\"{hash}-{variant}\""),
+        storage_key: stored.storage_key,
+        mime_type: stored.mime_type,
+        modified: file.updated_at.map(SystemTime::from),
+        visibility: file.effective,
+        download_name: None,
+        ranges: false,
+    })
+}
+
+/// The preset as rendered for this image, the output's identity and the crop's focal point.
+fn variant_of(file: &StoredFile, preset: Preset) -> (Preset, String, FocalPoint) {
+    // A fit preset whose box holds the whole image renders the image at its own size: every such
+    // key (up to 4,096 `size-N`) shares one stored output instead of one each.
+    let preset = match (file.width, file.height) {
+        (Some(w), Some(h)) => match (u32::try_from(w), u32::try_from(h)) {
+            (Ok(w), Ok(h)) if w > 0 && h > 0 => preset.canonical(w, h),
+            _ => preset,
+        },
+        _ => preset,
+    };
+    let key = preset.key();
+    let focal = FocalPoint {
+        x: file.focal_point_x.unwrap_or(0.5),
+        y: file.focal_point_y.unwrap_or(0.5),
+    };
+    // The focal point moves the thumbnail's crop, so it is part of the output's identity.
+    let variant = if preset == Preset::Thumbnail {
+        format!("{key}@{:.4}x{:.4}", focal.x, focal.y)
+    } else {
+        key
+    };
+    (preset, variant, focal)
+}
+
+/// A stored output whose blob is still there. Its use is recorded at most once a minute (the
+/// row says when it was last touched), which is what least-recently-used eviction reads.
+async fn stored_transform(
+    state: &AppState,
+    hash: &str,
+    variant: &str,
+) -> Result<Option<StoredTransform>, AppError> {
+    match vellum_storage::files::find_transform(state.db(), hash, variant).await? {
+        Some(t) if state.blobs().head(&t.storage_key).await?.is_some() => {
+            let now = time::OffsetDateTime::now_utc();
+            if t.needs_touch(now)
+                && let Err(err) =
+                    vellum_storage::files::touch_transform(state.db(), hash, variant, now).await
+            {
+                // Only the eviction order suffers: serve the output all the same.
+                tracing::warn!(error = %error_chain(&err), "could not record a transform's use");
+            }
+            Ok(Some(t))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Computes an output once per (content, variant): the first request starts the computation as
+/// a task of its own (see [`crate::transforms`]) and concurrent requests join it; a recent
+/// failure of the same computation is answered from the memo without running it again.
+async fn compute_transform(
+    state: &AppState,
+    file: &StoredFile,
+    source_key: &str,
+    hash: &str,
+    variant: &str,
+    preset: Preset,
+    focal: FocalPoint,
+) -> Result<StoredTransform, Failure> {
+    let key = format!("{hash}/{variant}");
+    let transforms = state.transforms();
+    if let Some(failure) = transforms.remembered(&key) {
+        return Err(failure);
+    }
+    // The derivatives of one original may take this many bytes; the least recently used go.
+    let cap = state.config().derivative_cap.bytes_for(
+        file.filesize
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(0),
+    );
+    let flight = transforms.join_or_start(&key, || {
+        let (state, file_id) = (state.clone(), file.id);
+        let (source_key, hash, variant) =
+            (source_key.to_owned(), hash.to_owned(), variant.to_owned());
+        async move {
+            let run = async {
+                // A computation that finished just before this one started left its output.
+                if let Some(stored) = stored_transform(&state, &hash, &variant).await? {
+                    return Ok(Ok(stored));
+                }
+                let slot = match state.transforms().slot().await {
+                    Ok(slot) => slot,
+                    Err(failure) => return Ok(Err(failure)),
+                };
+                let blob = state.blobs().get(&source_key, None).await?;
+                let source: Vec<u8> = blob
+                    .stream
+                    .try_fold(
+                        Vec::with_capacity(usize::try_from(blob.size).unwrap_or(0)),
+                        |mut acc, chunk| async move {
+                            acc.extend_from_slice(&chunk);
+                            Ok(acc)
+                        },
+                    )
+                    .await?;
+                let out = match state.transforms().render(slot, source, preset, focal).await {
+                    Ok(out) => out,
+                    Err(failure) => return Ok(Err(failure)),
+                };
+                let storage_key = format!("derived/{hash}/{}", variant.replace('@', "-"));
+                let filesize = i64::try_from(out.bytes.len()).ok();
+                state
+                    .blobs()
+                    .put_bytes(&storage_key, Bytes::from(out.bytes))
+                    .await?;
+                let recorded = vellum_storage::files::record_transform(
+                    state.db(),
+                    &NewTransform {
+                        file_id,
+                        content_hash: &hash,
+                        key: &variant,
+                        storage_key: &storage_key,
+                        mime_type: out.mime_type,
+                        filesize,
+                        width: i32::try_from(out.width).ok(),
+                        height: i32::try_from(out.height).ok(),
+                    },
+                    cap,
+                    time::OffsetDateTime::now_utc(),
+                )
+                .await?;
+                // The evicted rows are committed; their blobs go now (a reader that still found
+                // a row re-checks the blob and renders again).
+                for evicted in &recorded.evicted {
+                    if let Err(err) = state.blobs().delete(evicted).await {
+                        tracing::warn!(error = %error_chain(&err), key = %evicted, "could not delete an evicted derivative");
+                    }
+                }
+                Ok(Ok(recorded.transform))
+            };
+            run.await.unwrap_or_else(|err: AppError| {
+                // Logged here: the computation has no request of its own to carry the error.
+                tracing::error!(
+                    error = %error_chain(&err),
+                    "computing a transform failed"
+                );
+                if matches!(err, AppError::Unavailable(_)) {
+                    Err(Failure::Unavailable)
+                } else {
+                    Err(Failure::Internal)
+                }
+            })
+        }
+    })?;
+    flight.await
+}
+
+/// The error of a transform that produced no output.
+fn failure_error(state: &AppState, failure: Failure) -> AppError {
+    const MIB: u64 = 1024 * 1024;
+    match failure {
+        Failure::Imaging(err) => imaging_error(err),
+        Failure::TooCostly { needed, limit } => AppError::invalid(
+            "file",
+            format!(
+                "The image is too costly to transform: it needs about {} MiB of memory; \
+                 the limit is {} MiB (VELLUM_TRANSFORM_MEMORY).",
+                needed.div_ceil(MIB),
+                limit / MIB
+            ),
+        ),
+        Failure::TimedOut { limit } => AppError::invalid(
+            "file",
+            format!(
+                "The image is too costly to transform: it took longer than {} s \
+                 (VELLUM_TRANSFORM_TIMEOUT).",
+                limit.as_secs_f64()
+            ),
+        ),
+        Failure::Crashed => AppError::invalid(
+            "file",
+            format!(
+                "The image is too costly to transform: it exceeded the transform worker's \
+                 limits (VELLUM_TRANSFORM_WORKER_MEMORY is {} MiB).",
+                state.config().transform_worker_memory / MIB
+            ),
+        ),
+        Failure::Internal => AppError::internal(std::io::Error::other(
+            "the transform computation failed (see the log above)",
+        )),
+        Failure::Busy { retry_after } => AppError::Busy { retry_after },
+        Failure::Unavailable => AppError::Busy { retry_after: 1 },
+    }
+}
+
+fn imaging_error(err: ImagingError) -> AppError {
+    match err {
+        ImagingError::Unsupported { .. } => AppError::NotFound,
+        ImagingError::TooManyPixels { width, height, max } => AppError::invalid(
+            "file",
+            format!(
+                "The image is too large to transform ({width}x{height} pixels; the limit is {max})."
+            ),
+        ),
+        ImagingError::TooComplex { what } => AppError::invalid(
+            "file",
+            format!("The image is too costly to transform: {what}."),
+        ),
+        ImagingError::Corrupt(_) => AppError::invalid("file", "The image could not be decoded."),
+        err @ ImagingError::Encode(_) => AppError::internal(err),
+    }
+}

@@ -1,0 +1,312 @@
+//! The items use cases: list, show, create, update, soft delete. Each resolves the collection
+//! from the actor's snapshot, asks the policy once, calls the domain and storage crates, and
+//! renders; every write bumps the cache epoch.
+//!
+//! Paths and query strings arrive as the caller received them (a surface does not parse them),
+//! so every surface refuses the same input with the same errors.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use vellum_domain::{LocaleCode, WriteContext, WriteMode, prepare_write};
+use vellum_policy::{CollectionAction, ItemGrant};
+use vellum_storage::collections::Collection;
+use vellum_storage::items::{self as stored, FilterScope, ListItems};
+
+use crate::actor::Actor;
+use crate::context::AppState;
+use crate::error::AppError;
+use crate::query::{parse_list, parse_read};
+use crate::render::{Rendered, render_item, render_items, render_written_item};
+use crate::snapshot::TotalKey;
+
+/// A page of items, rendered: `{"data": [...], "meta": {...}}`.
+#[derive(Debug, Serialize)]
+pub struct ItemPage {
+    pub data: Vec<Rendered>,
+    pub meta: PageMeta,
+}
+
+/// The paging part of a list's envelope.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PageMeta {
+    pub current_page: u64,
+    pub last_page: u64,
+    pub per_page: u64,
+    pub total: u64,
+}
+
+/// A page of `slug`'s items as the actor may see them; `query` is the raw query string
+/// (`filter`, `sort`, `page`, `per_page`, `locale`, `include`).
+///
+/// # Errors
+/// 404 for an unknown collection, 403 without `read`, 422 for a bad query, the database.
+pub async fn list(
+    state: &AppState,
+    actor: &Actor,
+    slug: &str,
+    query: &str,
+) -> Result<ItemPage, AppError> {
+    let collection = collection_for(actor, slug)?;
+    require(actor, &collection, CollectionAction::Read)?;
+    let fields = actor.role.field_policy(&collection.slug);
+    let query = parse_list(query, &actor.snapshot.locales, &collection, &fields)?;
+    let role_filter = actor.role.item_filter(&collection.slug);
+    // The total depends on the collection, the query's filter and the locale it compares
+    // translatable fields in, and the role's filter (always compared in the default locale);
+    // sort and page do not change it. The key is a fixed-size digest of them (review R3).
+    let total_key = TotalKey::new(
+        collection.id,
+        &query.read.locale,
+        &query.filter,
+        role_filter,
+    );
+    let known_total = actor.snapshot.total(&total_key);
+    let page = stored::list_items_with_total(
+        state.db(),
+        &collection,
+        &scope(actor, &collection, &query.read.locale),
+        &ListItems {
+            filter: &query.filter,
+            sort: &query.sort,
+            page: query.page,
+            per_page: query.per_page,
+        },
+        role_filter,
+        known_total,
+    )
+    .await?;
+    if known_total.is_none() {
+        actor.snapshot.remember_total(total_key, page.total);
+    }
+    let meta = PageMeta {
+        current_page: page.current_page,
+        last_page: page.last_page,
+        per_page: page.per_page,
+        total: page.total,
+    };
+    let data = render_items(state, actor, &collection, page.items, &query.read).await?;
+    Ok(ItemPage { data, meta })
+}
+
+/// One item as the actor may see it; `id` is the path segment as received.
+///
+/// # Errors
+/// 404 for an unknown collection or item (or one the item filter hides), 403 without `read`,
+/// 422 for a bad query, the database.
+pub async fn show(
+    state: &AppState,
+    actor: &Actor,
+    slug: &str,
+    id: &str,
+    query: &str,
+) -> Result<Rendered, AppError> {
+    let collection = collection_for(actor, slug)?;
+    require(actor, &collection, CollectionAction::Read)?;
+    let id = parse_id(id)?;
+    let query = parse_read(query, &actor.snapshot.locales)?;
+    let item = stored::get_item(
+        state.db(),
+        &collection,
+        &scope(actor, &collection, &query.locale),
+        id,
+        actor.role.item_filter(&collection.slug),
+    )
+    .await?
+    .ok_or(AppError::NotFound)?;
+    render_item(state, actor, &collection, item, &query).await
+}
+
+/// Creates an item from a `{"data": {...}}` body. `body` is awaited only once the grant is
+/// checked, so a role that may not create is refused before its body is read.
+///
+/// # Errors
+/// 404, 403 (grant, field rules, item filter), 422 (query, body, values), the body's own error,
+/// the database.
+pub async fn create<B, E>(
+    state: &AppState,
+    actor: &Actor,
+    slug: &str,
+    query: &str,
+    body: impl Future<Output = Result<B, E>>,
+) -> Result<Rendered, E>
+where
+    B: AsRef<[u8]>,
+    E: From<AppError>,
+{
+    let collection = collection_for(actor, slug)?;
+    let grant = authorize(actor, &collection, CollectionAction::Create)?;
+    let query = parse_read(query, &actor.snapshot.locales)?;
+    let data = body_data(body.await?.as_ref())?;
+    let grant = grant
+        .for_fields(data.keys().map(String::as_str))
+        .map_err(AppError::from)?;
+    let ctx = write_context(actor, &query.locale);
+    let write = prepare_write(collection.schema(), &data, WriteMode::Create, &ctx)
+        .map_err(AppError::Invalid)?;
+    let item = stored::create_item(
+        state.db(),
+        &collection,
+        &scope(actor, &collection, &query.locale),
+        &grant,
+        &write,
+        actor.user_id,
+    )
+    .await
+    .map_err(AppError::from)?;
+    state.content_changed().await;
+    Ok(render_written_item(state, actor, &collection, item, &query).await?)
+}
+
+/// Updates the item `id` with a `{"data": {...}}` body (only the fields it names). `body` is
+/// awaited only once the grant is checked.
+///
+/// # Errors
+/// As [`create`], and 404 for an item the actor's write cannot reach.
+pub async fn update<B, E>(
+    state: &AppState,
+    actor: &Actor,
+    slug: &str,
+    id: &str,
+    query: &str,
+    body: impl Future<Output = Result<B, E>>,
+) -> Result<Rendered, E>
+where
+    B: AsRef<[u8]>,
+    E: From<AppError>,
+{
+    let collection = collection_for(actor, slug)?;
+    let grant = authorize(actor, &collection, CollectionAction::Update)?;
+    let id = parse_id(id)?;
+    let query = parse_read(query, &actor.snapshot.locales)?;
+    let data = body_data(body.await?.as_ref())?;
+    let grant = grant
+        .for_fields(data.keys().map(String::as_str))
+        .map_err(AppError::from)?;
+    let ctx = write_context(actor, &query.locale);
+    let schema = collection.schema();
+    let item = stored::update_item(
+        state.db(),
+        &collection,
+        &scope(actor, &collection, &query.locale),
+        &grant,
+        id,
+        actor.user_id,
+        |existing| {
+            let mode = WriteMode::Update {
+                existing: &existing.data,
+            };
+            prepare_write(schema, &data, mode, &ctx)
+        },
+    )
+    .await
+    .map_err(AppError::from)?;
+    state.content_changed().await;
+    Ok(render_written_item(state, actor, &collection, item, &query).await?)
+}
+
+/// Soft-deletes the item `id`.
+///
+/// # Errors
+/// 404 (collection, or an item the write cannot reach), 403 without `delete`, the database.
+pub async fn delete(state: &AppState, actor: &Actor, slug: &str, id: &str) -> Result<(), AppError> {
+    let collection = collection_for(actor, slug)?;
+    let grant = authorize(actor, &collection, CollectionAction::Delete)?;
+    let id = parse_id(id)?;
+    let grant = grant.for_fields(std::iter::empty())?;
+    let locale = actor.snapshot.locales.default_locale().clone();
+    stored::soft_delete_item(
+        state.db(),
+        &collection,
+        &scope(actor, &collection, &locale),
+        &grant,
+        id,
+    )
+    .await?;
+    state.content_changed().await;
+    Ok(())
+}
+
+fn collection_for(actor: &Actor, slug: &str) -> Result<Arc<Collection>, AppError> {
+    actor
+        .snapshot
+        .collection(slug)
+        .cloned()
+        .ok_or(AppError::NotFound)
+}
+
+fn require(
+    actor: &Actor,
+    collection: &Collection,
+    action: CollectionAction,
+) -> Result<(), AppError> {
+    let decision = actor.role.may(&collection.slug, action);
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(decision.into())
+    }
+}
+
+fn authorize<'a>(
+    actor: &'a Actor,
+    collection: &Collection,
+    action: CollectionAction,
+) -> Result<ItemGrant<'a>, AppError> {
+    Ok(actor.role.authorize_item_action(&collection.slug, action)?)
+}
+
+fn scope<'a>(
+    actor: &'a Actor,
+    collection: &'a Collection,
+    locale: &'a LocaleCode,
+) -> FilterScope<'a> {
+    FilterScope {
+        schema: collection.schema(),
+        locales: &actor.snapshot.locales,
+        locale,
+    }
+}
+
+/// What the domain crate needs to normalize a write in the request's locale.
+fn write_context<'a>(actor: &'a Actor, locale: &'a LocaleCode) -> WriteContext<'a> {
+    WriteContext {
+        locales: &actor.snapshot.locales,
+        locale,
+        hash_key: &actor.snapshot.hash_key,
+    }
+}
+
+/// An `{id}` path segment: anything but a positive integer names no item (404).
+pub(crate) fn parse_id(raw: &str) -> Result<i64, AppError> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or(AppError::NotFound)
+}
+
+/// The `data` object of a create or update body.
+fn body_data(body: &[u8]) -> Result<Map<String, Value>, AppError> {
+    let invalid = || AppError::invalid("data", "The data field is required and must be an object.");
+    let value: Value = serde_json::from_slice(body).map_err(|_| {
+        AppError::invalid(
+            "data",
+            "The request body must be a JSON object with a data object.",
+        )
+    })?;
+    if crate::nul::in_json(&value) {
+        return Err(AppError::invalid(
+            "data",
+            "The data must not contain NUL characters.",
+        ));
+    }
+    match value {
+        Value::Object(mut obj) => match obj.remove("data") {
+            Some(Value::Object(data)) => Ok(data),
+            _ => Err(invalid()),
+        },
+        _ => Err(invalid()),
+    }
+}

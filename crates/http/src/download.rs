@@ -1,0 +1,206 @@
+//! Streaming a [`Download`] (a file's bytes or a transform output) with its validators: `ETag`,
+//! `Last-Modified`, `If-None-Match` (304), one `bytes=` `Range` (206, 416), `Cache-Control` by
+//! visibility, and the headers that keep active content (HTML, SVG, PDF) from running inline.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use futures_util::TryStreamExt as _;
+use serde_json::json;
+use vellum_app::AppState;
+use vellum_app::files::Download;
+use vellum_policy::Visibility;
+
+use crate::error::ApiError;
+
+/// Whether a request's `If-None-Match` names `etag` (or `*`).
+fn not_modified(req: &HttpRequest, etag: &str) -> bool {
+    req.headers()
+        .get_all(header::IF_NONE_MATCH)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().trim_start_matches("W/"))
+        .any(|t| t == etag || t == "*")
+}
+
+/// A single `bytes=` range resolved against `size`: `Ok(None)` for no (or an ignorable) Range
+/// header, `Err(())` when it cannot be satisfied (416).
+fn byte_range(req: &HttpRequest, size: u64) -> Result<Option<std::ops::Range<u64>>, ()> {
+    let Some(raw) = req
+        .headers()
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Ok(None);
+    };
+    let Some(spec) = raw.trim().strip_prefix("bytes=") else {
+        return Ok(None);
+    };
+    if spec.contains(',') {
+        return Ok(None); // several ranges: the whole content is a valid answer
+    }
+    let Some((start, end)) = spec.split_once('-') else {
+        return Ok(None);
+    };
+    let (start, end) = (start.trim(), end.trim());
+    let range = match (start.parse::<u64>(), end.parse::<u64>()) {
+        (Ok(s), Ok(e)) if s <= e => s..e.saturating_add(1).min(size),
+        (Ok(s), Err(_)) if end.is_empty() => s..size,
+        (Err(_), Ok(n)) if start.is_empty() && n > 0 => size.saturating_sub(n)..size,
+        _ => return Ok(None),
+    };
+    if range.start >= size || range.is_empty() {
+        return Err(());
+    }
+    Ok(Some(range))
+}
+
+/// Types a browser would execute or render as a document: never served inline.
+fn is_active(mime: &str) -> bool {
+    let mime = mime.to_ascii_lowercase();
+    mime.contains("html")
+        || mime.contains("xml")
+        || mime.contains("javascript")
+        || mime.starts_with("text/")
+        || mime == "application/pdf"
+}
+
+pub(crate) async fn serve(
+    state: &AppState,
+    req: &HttpRequest,
+    out: Download,
+) -> Result<HttpResponse, ApiError> {
+    let builder = |status: StatusCode| -> HttpResponseBuilder {
+        let mut res = HttpResponse::build(status);
+        res.insert_header((header::ETAG, out.etag.clone()));
+        res.insert_header((
+            header::CACHE_CONTROL,
+            match out.visibility {
+                Visibility::Public => "public, max-age=300",
+                Visibility::Private => "private, no-cache",
+            },
+        ));
+        if let Some(modified) = out.modified {
+            res.insert_header((header::LAST_MODIFIED, header::HttpDate::from(modified)));
+        }
+        res.insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+        if out.ranges {
+            res.insert_header((header::ACCEPT_RANGES, "bytes"));
+        }
+        res
+    };
+    if not_modified(req, &out.etag) {
+        return Ok(builder(StatusCode::NOT_MODIFIED).finish());
+    }
+    let range = if out.ranges {
+        match byte_range(req, out.size) {
+            Ok(range) => range,
+            Err(()) => {
+                return Ok(builder(StatusCode::RANGE_NOT_SATISFIABLE)
+                    .insert_header((header::CONTENT_RANGE, format!("bytes */{}", out.size)))
+                    .json(json!({"message": "The requested range cannot be satisfied."})));
+            }
+        }
+    } else {
+        None
+    };
+    let blob = state.blobs().get(&out.storage_key, range.clone()).await?;
+    let mut res = builder(if range.is_some() {
+        StatusCode::PARTIAL_CONTENT
+    } else {
+        StatusCode::OK
+    });
+    if range.is_some() {
+        res.insert_header((
+            header::CONTENT_RANGE,
+            format!(
+                "bytes {}-{}/{}",
+                blob.range.start,
+                blob.range.end.saturating_sub(1),
+                blob.size
+            ),
+        ));
+    }
+    res.insert_header((header::CONTENT_TYPE, out.mime_type.as_str()));
+    let disposition = match (out.download_name.as_deref(), is_active(&out.mime_type)) {
+        (Some(name), _) => Some(format!(
+            "attachment; filename=\"{}\"; filename*=UTF-8''{}",
+            ascii_name(name),
+            percent(name)
+        )),
+        (None, true) => Some("attachment".to_owned()),
+        (None, false) => None,
+    };
+    if let Some(disposition) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
+        res.insert_header((header::CONTENT_DISPOSITION, disposition));
+    }
+    if is_active(&out.mime_type) {
+        res.insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"));
+    }
+    let length = blob.range.end.saturating_sub(blob.range.start);
+    let stream = blob
+        .stream
+        .map_err(|e| actix_web::error::ErrorInternalServerError(e.to_string()));
+    Ok(res.no_chunking(length).streaming(stream))
+}
+
+/// The name for the plain `filename=` parameter: ASCII only, quotes and backslashes replaced.
+fn ascii_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() && c != '"' && c != '\\' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// RFC 5987 encoding for `filename*=`.
+fn percent(name: &str) -> String {
+    url::form_urlencoded::byte_serialize(name.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        let req = |v: &str| {
+            TestRequest::default()
+                .insert_header((header::RANGE, v.to_owned()))
+                .to_http_request()
+        };
+        assert_eq!(byte_range(&req("bytes=0-9"), 100), Ok(Some(0..10)));
+        assert_eq!(byte_range(&req("bytes=90-"), 100), Ok(Some(90..100)));
+        assert_eq!(byte_range(&req("bytes=-10"), 100), Ok(Some(90..100)));
+        assert_eq!(byte_range(&req("bytes=95-200"), 100), Ok(Some(95..100)));
+        assert_eq!(byte_range(&req("bytes=100-"), 100), Err(()));
+        assert_eq!(byte_range(&req("bytes=0-1,5-6"), 100), Ok(None));
+        assert_eq!(byte_range(&req("items=0-1"), 100), Ok(None));
+        assert_eq!(byte_range(&req("bytes=9-2"), 100), Ok(None));
+        assert_eq!(
+            byte_range(&TestRequest::default().to_http_request(), 100),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn etags_match_strong_weak_and_star() {
+        let req = |v: &str| {
+            TestRequest::default()
+                .insert_header((header::IF_NONE_MATCH, v.to_owned()))
+                .to_http_request()
+        };
+        assert!(not_modified(&req("\"abc\""), "\"abc\""));
+        assert!(not_modified(&req("W/\"abc\", \"x\""), "\"abc\""));
+        assert!(not_modified(&req("*"), "\"abc\""));
+        assert!(!not_modified(&req("\"abd\""), "\"abc\""));
+    }
+}
