@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use vellum_domain::{LocaleCode, WriteContext, WriteMode, prepare_write};
-use vellum_policy::{CollectionAction, ItemGrant};
+use vellum_policy::{Authorized, CollectionAction, ItemGrant, ItemWrite};
 use vellum_storage::collections::Collection;
 use vellum_storage::items::{self as stored, FilterScope, ListItems};
 
@@ -139,10 +139,7 @@ where
     let collection = collection_for(actor, slug)?;
     let grant = authorize(actor, &collection, CollectionAction::Create)?;
     let query = parse_read(query, &actor.snapshot.locales)?;
-    let data = body_data(body.await?.as_ref())?;
-    let grant = grant
-        .for_fields(data.keys().map(String::as_str))
-        .map_err(AppError::from)?;
+    let (data, grant) = read_data(grant, body).await?;
     let ctx = write_context(actor, &query.locale);
     let write = prepare_write(collection.schema(), &data, WriteMode::Create, &ctx)
         .map_err(AppError::Invalid)?;
@@ -181,10 +178,7 @@ where
     let grant = authorize(actor, &collection, CollectionAction::Update)?;
     let id = parse_id(id)?;
     let query = parse_read(query, &actor.snapshot.locales)?;
-    let data = body_data(body.await?.as_ref())?;
-    let grant = grant
-        .for_fields(data.keys().map(String::as_str))
-        .map_err(AppError::from)?;
+    let (data, grant) = read_data(grant, body).await?;
     let ctx = write_context(actor, &query.locale);
     let schema = collection.schema();
     let item = stored::update_item(
@@ -285,6 +279,23 @@ pub(crate) fn parse_id(raw: &str) -> Result<i64, AppError> {
         .ok()
         .filter(|id| *id > 0)
         .ok_or(AppError::NotFound)
+}
+
+/// Reads a write's body (only now: the grant was checked) and finishes the authorization with
+/// the field rules for the fields its `data` names.
+async fn read_data<B, E>(
+    grant: ItemGrant<'_>,
+    body: impl Future<Output = Result<B, E>>,
+) -> Result<(Map<String, Value>, Authorized<ItemWrite>), E>
+where
+    B: AsRef<[u8]>,
+    E: From<AppError>,
+{
+    let data = body_data(body.await?.as_ref())?;
+    let grant = grant
+        .for_fields(data.keys().map(String::as_str))
+        .map_err(AppError::from)?;
+    Ok((data, grant))
 }
 
 /// The `data` object of a create or update body.

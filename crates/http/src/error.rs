@@ -57,13 +57,11 @@ pub enum ApiError {
 impl ApiError {
     /// A 422 with one message for one field or parameter.
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
-        let mut errors = ValidationErrors::new();
-        errors.add(field, message);
-        Self::Invalid(errors)
+        AppError::invalid(field, message).into()
     }
 
     pub fn internal(err: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self::Internal(Box::new(err))
+        AppError::internal(err).into()
     }
 }
 
