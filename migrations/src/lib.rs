@@ -1,7 +1,9 @@
 //! Vellum's database schema, as sea-orm migrations shared by SQLite and PostgreSQL.
 //!
-//! [`Migrator`] lists every migration in order; `vellum-admin migrate` (and, later, `vellum-server`
-//! on start) applies the pending ones.
+//! [`Migrator`] lists every migration in order. The pending ones are applied by `vellum-admin
+//! migrate`, by `vellum-server` on start, and by every other `vellum-admin` subcommand before it
+//! works on the database (the last two through `vellum_storage::migrate`), so none of them runs
+//! against an outdated schema.
 //!
 //! Migrations are written with the schema builder so both backends share them; a migration branches
 //! on the backend only where the SQL truly differs, and says why in a comment. This crate must never

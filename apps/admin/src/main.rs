@@ -17,40 +17,41 @@ mod notify;
 mod roles;
 mod settings;
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use vellum_app::config::{LogArgs, RedisArgs};
+use vellum_app::telemetry;
 
-/// Command line of `vellum-admin`.
+// The subcommands take the database settings as `crate::DatabaseArgs`.
+use vellum_app::config::DatabaseArgs;
+
+/// The name errors are reported under.
+const PROGRAM: &str = "vellum-admin";
+
+/// Command line of `vellum-admin`. The database, Redis and log settings are the server's
+/// (`vellum_app::config`): the same flags, variables and defaults, except that logging is off
+/// unless asked for ([`command`]).
 #[derive(Debug, Parser)]
 #[command(name = "vellum-admin", version, about = "The Vellum operator CLI")]
 struct Cli {
     #[command(flatten)]
     database: DatabaseArgs,
 
+    // The servers' Redis: after a change, their shared epoch is bumped (`notify`).
+    #[command(flatten)]
+    redis: RedisArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+
     #[command(subcommand)]
     command: Command,
 }
 
-/// Where the database is; the same variable and default as `vellum-server`.
-#[derive(Debug, clap::Args)]
-struct DatabaseArgs {
-    /// Database URL: SQLite (embedded default) or `postgres://…`.
-    #[arg(
-        long,
-        global = true,
-        env = "VELLUM_DATABASE_URL",
-        default_value = "sqlite://./data/vellum.db?mode=rwc",
-        hide_env_values = true
-    )]
-    database_url: String,
-
-    /// Redis URL of the servers (`VELLUM_REDIS_URL`): after a change, their shared epoch is
-    /// bumped so every replica serves it on its next request (without Redis they notice within
-    /// 5 s).
-    #[arg(long, global = true, env = "VELLUM_REDIS_URL", hide_env_values = true)]
-    redis_url: Option<String>,
+/// The command line as parsed: [`Cli`] with the quiet log default of a command-line tool.
+fn command() -> clap::Command {
+    LogArgs::quiet_by_default(Cli::command())
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,72 +103,14 @@ enum AdminError {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Migrate(args) => {
-            migrate::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
-        Command::Apply(args) => {
-            apply::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
-        Command::Export(args) => {
-            export::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
-        Command::Keys(args) => {
-            keys::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
-        Command::Roles(args) => {
-            roles::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
-        Command::Settings(args) => {
-            settings::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
-        Command::Explain(args) => {
-            explain::run(
-                &cli.database,
-                args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
     };
+    if let Err(err) = telemetry::init(&cli.log) {
+        return telemetry::report(PROGRAM, &err);
+    }
+    let result = run(&cli).await;
     let writes = match &cli.command {
         Command::Migrate(_) | Command::Apply(_) => true,
         Command::Keys(args) => args.writes(),
@@ -175,42 +118,42 @@ async fn main() -> ExitCode {
         Command::Export(_) | Command::Roles(_) | Command::Explain(_) => false,
     };
     if result.is_ok() && writes {
-        notify::changed(&cli.database, &mut std::io::stderr()).await;
+        notify::changed(&cli.redis, &mut std::io::stderr()).await;
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            report(&err);
-            ExitCode::FAILURE
-        }
+        Err(err) => telemetry::report(PROGRAM, &err),
     }
 }
 
-/// Writes an error and its causes to stderr, one per line. A cause whose text its parent already
-/// printed (sqlx errors repeat their source) is skipped.
-fn report(err: &dyn std::error::Error) {
-    let mut stderr = std::io::stderr().lock();
-    let mut previous = err.to_string();
-    let _ = writeln!(stderr, "vellum-admin: {previous}");
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !previous.contains(&text) {
-            let _ = writeln!(stderr, "  caused by: {text}");
-        }
-        previous = text;
-        source = cause.source();
+/// Runs the subcommand: results on stdout, messages for people on stderr.
+async fn run(cli: &Cli) -> Result<(), AdminError> {
+    let (database, out, log) = (
+        &cli.database,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    );
+    match &cli.command {
+        Command::Migrate(args) => migrate::run(database, args, out, log).await,
+        Command::Apply(args) => apply::run(database, args, out, log).await,
+        Command::Export(args) => export::run(database, args, out, log).await,
+        Command::Keys(args) => keys::run(database, args, out, log).await,
+        Command::Roles(args) => roles::run(database, args, out, log).await,
+        Command::Settings(args) => settings::run(database, args, out, log).await,
+        Command::Explain(args) => explain::run(database, args, out, log).await,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use clap::CommandFactory;
+
+    use super::*;
 
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+        command().debug_assert();
     }
 
     #[test]

@@ -41,7 +41,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let database = DatabaseArgs {
             database_url: format!("sqlite://{}?mode=rwc", dir.path().join("v.db").display()),
-            redis_url: None,
         };
         let mut out = Vec::new();
         run(&database, &Args {}, &mut out, &mut Vec::new())
@@ -68,7 +67,6 @@ mod tests {
     async fn an_unreachable_database_is_an_error() {
         let database = DatabaseArgs {
             database_url: "nosuchdb://localhost/x".to_owned(),
-            redis_url: None,
         };
         let err = run(&database, &Args {}, &mut Vec::new(), &mut Vec::new())
             .await

@@ -9,16 +9,11 @@
 use std::io::Write;
 
 use vellum_app::cache::RedisBackend;
-
-use crate::DatabaseArgs;
+use vellum_app::config::RedisArgs;
 
 /// Bumps the servers' shared epoch when `--redis-url` is set; reports a failure on `stderr`.
-pub(crate) async fn changed(database: &DatabaseArgs, stderr: &mut impl Write) {
-    let Some(url) = database
-        .redis_url
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-    else {
+pub(crate) async fn changed(redis: &RedisArgs, stderr: &mut impl Write) {
+    let Some(url) = redis.url() else {
         return;
     };
     let outcome = match RedisBackend::new(url, 1) {

@@ -8,8 +8,9 @@ use time::OffsetDateTime;
 use vellum_policy::{Authenticated, RequestFacts, Role, authenticate as gate};
 
 use crate::context::AppState;
-use crate::error::{AppError, error_chain};
+use crate::error::AppError;
 use crate::snapshot::Snapshot;
+use crate::telemetry::error_chain;
 
 /// The acting role and the project snapshot the call was authorized against.
 #[derive(Debug, Clone)]

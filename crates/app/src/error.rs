@@ -95,16 +95,3 @@ impl From<StorageError> for AppError {
         }
     }
 }
-
-/// `outer: cause: root cause`, for logs.
-#[must_use]
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    out
-}

@@ -3,7 +3,7 @@
 use vellum_storage::StorageError;
 
 use crate::context::AppState;
-use crate::error::error_chain;
+use crate::telemetry::error_chain;
 
 /// A probe must answer quickly even when the database hangs.
 const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);

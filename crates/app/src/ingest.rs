@@ -146,7 +146,7 @@ pub async fn record(
     if created.is_err()
         && let Err(err) = delete_unused_blob(db, blobs, &staged.blob.key).await
     {
-        tracing::warn!(error = %crate::error::error_chain(&err), "could not delete the blob of a failed upload");
+        tracing::warn!(error = %crate::telemetry::error_chain(&err), "could not delete the blob of a failed upload");
     }
     blobs.release(staged).await;
     created

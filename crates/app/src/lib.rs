@@ -6,7 +6,8 @@
 //! answering typed resources or an [`AppError`]. The crate owns what the use cases share: the
 //! project snapshot and its epoch ([`AppState`], [`Snapshot`]), the response cache and its
 //! backends ([`cache`]), key touches, the transform budget and single-flight ([`transforms`]),
-//! rendering into the spec's resources, and ingest.
+//! rendering into the spec's resources, and ingest; and what both binaries share: their settings
+//! as clap argument groups ([`config`]) and their logging and error report ([`telemetry`]).
 //!
 //! This crate must never depend on a web framework (actix-web), render HTML or know status
 //! codes: `.ci/run` proves the first.
@@ -15,6 +16,7 @@ pub mod actor;
 mod app_config;
 pub mod cache;
 pub mod collections;
+pub mod config;
 mod context;
 mod error;
 pub mod explain;
@@ -27,10 +29,12 @@ pub mod query;
 pub mod render;
 pub mod resources;
 mod snapshot;
+pub mod telemetry;
 pub mod transforms;
 
 pub use actor::Actor;
 pub use app_config::{AppConfig, DEFAULT_TRANSFORM_MEMORY, cores};
 pub use context::{AppState, Backends};
-pub use error::{AppError, error_chain};
+pub use error::AppError;
 pub use snapshot::Snapshot;
+pub use telemetry::error_chain;

@@ -26,6 +26,7 @@ mod translation;
 mod validate;
 pub mod value;
 mod write;
+mod write_context;
 
 pub use error::{DomainError, ValidationErrors};
 pub use field_type::{FieldType, ValueShape};
@@ -41,4 +42,5 @@ pub use settings::{
     MAX_LINKS_CEILING, RelationSettings, RuleOperator, TypeSettings, ValidationRule,
 };
 pub use value::hash::HashKey;
-pub use write::{PreparedWrite, UniqueCheck, WriteContext, WriteMode, prepare_write};
+pub use write::{PreparedWrite, WriteMode, prepare_write};
+pub use write_context::{UniqueCheck, WriteContext};

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::value::{is_empty, loosely_equal};
-use crate::write::{UniqueCheck, WriteContext};
+use crate::write_context::{UniqueCheck, WriteContext};
 use crate::{FieldDef, LocaleCode, RuleOperator, ValidationErrors, ValidationRule};
 
 /// The value of a field as conditions and `required` see it: translatable values flattened to the

@@ -12,20 +12,8 @@ use crate::error::join_path;
 use crate::translation::{is_blank_translation, is_locale_map};
 use crate::validate::{condition_view, validate_field};
 use crate::value::{is_empty, normalize_plain};
-use crate::{
-    CollectionSchema, ContentLocales, FieldDef, FieldName, FieldType, HashKey, LocaleCode,
-    TypeSettings, ValidationErrors,
-};
-
-/// What a write needs to know about the project and the request.
-#[derive(Debug, Clone, Copy)]
-pub struct WriteContext<'a> {
-    pub locales: &'a ContentLocales,
-    /// The request's `locale` (the default locale when the request named none): plain values of
-    /// translatable fields are stored under it.
-    pub locale: &'a LocaleCode,
-    pub hash_key: &'a HashKey,
-}
+use crate::write_context::{UniqueCheck, WriteContext};
+use crate::{CollectionSchema, FieldDef, FieldName, FieldType, TypeSettings, ValidationErrors};
 
 /// Create (every field validated, defaults applied) or update (a partial patch merged into the
 /// stored data; only the provided fields are validated).
@@ -33,15 +21,6 @@ pub struct WriteContext<'a> {
 pub enum WriteMode<'a> {
     Create,
     Update { existing: &'a Map<String, Value> },
-}
-
-/// A `unique` rule to verify against other items, inside the write transaction.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UniqueCheck {
-    pub field: FieldName,
-    /// For translatable fields, the locale whose value must be unique.
-    pub locale: Option<LocaleCode>,
-    pub value: Value,
 }
 
 /// The outcome of a valid write: the complete `data` to store, which fields the request touched,
@@ -415,6 +394,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::{ContentLocales, HashKey, LocaleCode};
 
     struct Fixture {
         locales: ContentLocales,

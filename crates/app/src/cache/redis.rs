@@ -203,7 +203,7 @@ impl RedisBackend {
             Err(error) => {
                 self.failed_at.store(self.elapsed_ms(), Ordering::Release);
                 if self.up.swap(false, Ordering::AcqRel) {
-                    let error = crate::error::error_chain(error);
+                    let error = crate::telemetry::error_chain(error);
                     tracing::warn!(%error, "redis is unavailable: serving uncached until it returns");
                 }
             }

@@ -12,8 +12,9 @@ use vellum_storage::files::{NewTransform, StoredFile, StoredTransform};
 use super::{Download, readable_file};
 use crate::actor::Actor;
 use crate::context::AppState;
-use crate::error::{AppError, error_chain};
+use crate::error::AppError;
 use crate::resources::is_transformable;
+use crate::telemetry::error_chain;
 use crate::transforms::Failure;
 
 /// The output of preset `key` of file `id`, computed if it is not stored yet.

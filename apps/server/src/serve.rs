@@ -1,0 +1,111 @@
+//! What `vellum-server` does once its configuration is parsed and logging is up: prepare the
+//! database and the blob store, build the state and serve `vellum_http::app` until SIGTERM,
+//! SIGINT or SIGQUIT (actix-web stops gracefully: in-flight requests get up to 30 s).
+
+use std::time::Duration;
+
+use vellum_app::telemetry::error_chain;
+
+use crate::config::Cli;
+use crate::error::ServerError;
+
+/// Staging data older than this is left by an upload that can no longer finish (the server that
+/// received it stopped): no upload runs for a day, so every replica sharing the store may sweep.
+const STAGING_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Migrates, seeds (and with `--demo` applies the demo project), then serves until stopped.
+pub(crate) async fn run(cli: &Cli) -> Result<(), ServerError> {
+    let config = &cli.config;
+    tracing::info!(
+        listen = %config.http.listen,
+        base_url = %config.http.base_url(),
+        database = config.database.backend(),
+        files_dir = %config.blobs.files_dir.display(),
+        s3_bucket = config.blobs.s3_bucket.as_deref(),
+        redis = config.redis.redis_url.is_some(),
+        cache = ?config.http.cache,
+        demo = cli.demo,
+        "configuration loaded"
+    );
+    let db = vellum_storage::connect_with(&config.database.database_url, &config.pool()).await?;
+    vellum_storage::migrate(&db).await?;
+    vellum_storage::access::seed_system(&db).await?;
+    if cli.demo {
+        demo(&db, &config.http.base_url(), &config.blobs()?).await?;
+    }
+    let http = config.http_config()?;
+    let backends = config.backends(&http)?;
+    sweep_staging(&backends).await;
+    let state = vellum_http::AppState::with_backends(db, http, backends).await?;
+    let write_timeout = Duration::from_secs(config.http.write_timeout);
+    let mut server = actix_web::HttpServer::new(move || vellum_http::app(state.clone()))
+        .on_connect(move |connection, _| limit_stalled_writes(connection, write_timeout))
+        .shutdown_timeout(30)
+        // Without it, a streamed body's last segment waits for the client's delayed ACK
+        // (Nagle): file content and transforms took a fixed ~44 ms each (bench/run.sh).
+        .tcp_nodelay(true)
+        .client_request_timeout(Duration::from_secs(config.http.client_request_timeout))
+        .client_disconnect_timeout(Duration::from_secs(config.http.client_disconnect_timeout));
+    if let Some(workers) = config.http.workers {
+        server = server.workers(workers.max(1));
+    }
+    let listen = config.http.listen;
+    let server = server
+        .bind(listen)
+        .map_err(|source| ServerError::Bind { listen, source })?;
+    tracing::info!(%listen, "serving");
+    // actix-web stops gracefully on SIGTERM, SIGINT and SIGQUIT.
+    server.run().await.map_err(ServerError::Serve)
+}
+
+/// Removes stale upload staging data (`tmp/`) at start-up. A failure is logged, not fatal: the
+/// leftovers cost disk, not correctness.
+async fn sweep_staging(backends: &vellum_http::Backends) {
+    match backends.blobs.sweep_staging(STAGING_MAX_AGE).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(removed = n, "removed stale upload staging data"),
+        Err(err) => {
+            tracing::warn!(error = %error_chain(&err), "could not sweep upload staging data");
+        }
+    }
+}
+
+/// A client that stops reading must not pin its response forever: a rendered page stays in
+/// memory until it is written (security review 2026-11, R9: twelve such clients held 3.3 GiB for
+/// over a minute), and actix has no write timeout. TCP_USER_TIMEOUT makes the kernel abort the
+/// connection once sent data stays unacknowledged, or the client's receive window stays shut
+/// (zero-window probes), for `timeout`; the dispatcher's next write then fails and the
+/// connection and its response are dropped. A client that keeps reading, however slowly, is
+/// not affected.
+fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: Duration) {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "fuchsia"))]
+    if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>()
+        && let Err(err) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout))
+    {
+        tracing::warn!(error = %err, "could not set the connection's write timeout");
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "fuchsia")))]
+    let _ = (connection, timeout);
+}
+
+/// Applies the demo project to a database without collections, then prints the demo key (shown
+/// once) and three requests to try. A database that already has collections is left alone.
+async fn demo(
+    db: &vellum_storage::DatabaseConnection,
+    base_url: &str,
+    blobs: &vellum_storage::blob::ObjectBlobStore,
+) -> Result<(), ServerError> {
+    use std::io::Write as _;
+    let Some(report) = crate::demo::seed(db, blobs).await? else {
+        tracing::info!("--demo: the database already has collections; nothing applied");
+        return Ok(());
+    };
+    let key = report.api_keys.values().next().cloned().unwrap_or_default();
+    let base = base_url.trim_end_matches('/');
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "Demo project applied. Editor API key (shown once): {key}\n\nTry:\n  curl {base}/api/v1/collections\n  curl '{base}/api/v1/collections/articles/items?locale=de&include=author,files'\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' -d '{{\"data\": {{\"title\": \"Hello\", \"slug\": \"hello\"}}}}' {base}/api/v1/collections/articles/items"
+    )
+    .map_err(ServerError::Output)
+}

@@ -1,0 +1,316 @@
+//! The operator's settings that more than one binary reads, as clap argument groups.
+//!
+//! Configuration is clap only: every setting is a flag with a `VELLUM_*` environment fallback
+//! (the operator contract's table), and each flag, variable and default is written here once.
+//! `vellum-server` and `vellum-admin` flatten the groups they need, so the two binaries cannot
+//! drift apart on a name or a default. The groups hold what the operator said, as plain values;
+//! turning them into a connection pool, a blob store or an HTTP server is the binaries' job.
+//!
+//! The groups a subcommand-based CLI shares with the server (`DatabaseArgs`, `RedisArgs`,
+//! `LogArgs`) are `global`, so `vellum-admin keys list --database-url …` works as well as
+//! `vellum-admin --database-url … keys list`; in `vellum-server`, which has no subcommands, that
+//! changes nothing.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Where the database is.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DatabaseArgs {
+    /// Database URL: SQLite (embedded default) or `postgres://…`.
+    #[arg(
+        long,
+        global = true,
+        env = "VELLUM_DATABASE_URL",
+        default_value = "sqlite://./data/vellum.db?mode=rwc",
+        hide_env_values = true
+    )]
+    pub database_url: String,
+}
+
+impl DatabaseArgs {
+    /// The URL scheme only: enough to log which backend is used without leaking a password.
+    #[must_use]
+    pub fn backend(&self) -> &str {
+        self.database_url
+            .split_once(':')
+            .map_or("unknown", |(scheme, _)| scheme)
+    }
+}
+
+/// How a long-running process sizes its database pool and how long it waits for it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PoolArgs {
+    /// Most database connections per replica [default: 4 per core for SQLite, 10 for
+    /// PostgreSQL].
+    #[arg(long, env = "VELLUM_DB_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub db_max_connections: Option<u32>,
+
+    /// Seconds to wait when opening a database connection.
+    #[arg(long, env = "VELLUM_DB_CONNECT_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    pub db_connect_timeout: u64,
+
+    /// Seconds a request waits for a free database connection before it gets 503.
+    #[arg(long, env = "VELLUM_DB_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    pub db_acquire_timeout: u64,
+}
+
+/// The Redis the servers share their response cache and epoch through.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RedisArgs {
+    /// Redis URL; when set, the response cache and its epoch counter are shared through Redis,
+    /// and `vellum-admin` bumps the epoch after a change so every replica serves it at once.
+    #[arg(long, global = true, env = "VELLUM_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+}
+
+impl RedisArgs {
+    /// The URL, when one is configured: an empty variable (`VELLUM_REDIS_URL=`) means "not
+    /// configured", as a deployment template that leaves it blank intends.
+    #[must_use]
+    pub fn url(&self) -> Option<&str> {
+        self.redis_url.as_deref().filter(|u| !u.trim().is_empty())
+    }
+}
+
+/// Where file bytes and transform outputs are kept.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BlobArgs {
+    /// Root of the local blob store (used when no object store is configured).
+    #[arg(long, env = "VELLUM_FILES_DIR", default_value = "./data/files")]
+    pub files_dir: PathBuf,
+
+    /// S3 bucket for file bytes and transforms (instead of `VELLUM_FILES_DIR`); region and
+    /// credentials come from the usual `AWS_*` variables.
+    #[arg(long, env = "VELLUM_S3_BUCKET")]
+    pub s3_bucket: Option<String>,
+
+    /// S3-compatible endpoint (MinIO, R2, …) for `VELLUM_S3_BUCKET` [default: AWS].
+    #[arg(long, env = "VELLUM_S3_ENDPOINT", requires = "s3_bucket")]
+    pub s3_endpoint: Option<String>,
+}
+
+impl BlobArgs {
+    /// The bucket, when one is configured; an empty variable means none, as for Redis.
+    #[must_use]
+    pub fn s3_bucket(&self) -> Option<&str> {
+        self.s3_bucket.as_deref().filter(|b| !b.trim().is_empty())
+    }
+}
+
+/// `on` or `off`, for settings an operator turns off for benchmarks or debugging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+/// The HTTP server: where it listens, how it names itself, and how long it waits for clients.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HttpArgs {
+    /// Address the server binds to.
+    #[arg(long, env = "VELLUM_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Absolute prefix used in file `url` and `transforms` values [default: http://<listen>].
+    #[arg(long, env = "VELLUM_BASE_URL")]
+    pub base_url: Option<String>,
+
+    /// Seconds an API handler may run before the client gets 503 (uploads and streamed file
+    /// bodies are not limited).
+    #[arg(long, env = "VELLUM_REQUEST_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout: u64,
+
+    /// Seconds a client has to send a request's headers (slow-loris); slower clients get 408
+    /// and are disconnected.
+    #[arg(long, env = "VELLUM_CLIENT_REQUEST_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    pub client_request_timeout: u64,
+
+    /// Seconds a connection may take to shut down once its response is sent (a client that
+    /// never closes its side is dropped after this).
+    #[arg(long, env = "VELLUM_CLIENT_DISCONNECT_TIMEOUT", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub client_disconnect_timeout: u64,
+
+    /// Seconds a response may wait for a client that stops reading (its window stays shut, or
+    /// what was sent stays unacknowledged) before the connection is aborted and the response's
+    /// memory freed (Linux: TCP_USER_TIMEOUT; ignored elsewhere).
+    #[arg(long, env = "VELLUM_WRITE_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub write_timeout: u64,
+
+    /// Seconds reading a request body (uploads included) may wait for its next bytes before the
+    /// client gets 408.
+    #[arg(long, env = "VELLUM_BODY_READ_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_read_timeout: u64,
+
+    /// `off` disables the public API response cache (for benchmarks and debugging).
+    #[arg(long, env = "VELLUM_CACHE", default_value = "on", value_enum)]
+    pub cache: Switch,
+
+    /// Reverse proxies (IPs or CIDR ranges, comma-separated) whose `X-Forwarded-For` names the
+    /// client; without it the peer address is the client address (key IP allowlists use it).
+    #[arg(long, env = "VELLUM_TRUSTED_PROXIES", value_delimiter = ',', value_parser = parse_net)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
+    /// CORS origins for `/api/*` while the project allowlist is empty (comma-separated;
+    /// default: any origin).
+    #[arg(long, env = "VELLUM_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+
+    /// Largest JSON request body in bytes (413 above).
+    #[arg(long, env = "VELLUM_JSON_LIMIT", default_value_t = 2 * 1024 * 1024)]
+    pub json_limit: usize,
+
+    /// HTTP worker threads [default: one per CPU core].
+    #[arg(long, env = "VELLUM_WORKERS")]
+    pub workers: Option<usize>,
+}
+
+impl HttpArgs {
+    /// `VELLUM_BASE_URL`, or `http://<listen>` when it is not set.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        self.base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+    }
+}
+
+/// The log output: what is logged and in which form (always to stderr, see
+/// [`crate::telemetry::init`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LogArgs {
+    /// Tracing filter, in `RUST_LOG` syntax.
+    #[arg(long, global = true, env = "VELLUM_LOG", default_value = "info")]
+    pub log: String,
+
+    /// Log format: `text` (human-readable) or `json` (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "VELLUM_LOG_FORMAT",
+        default_value = "text",
+        value_enum
+    )]
+    pub log_format: LogFormat,
+}
+
+/// The default filter of a command-line tool: no log lines. Its stdout is a result for machines
+/// and its stderr holds the messages it writes for people; a failure is already reported once
+/// (`telemetry::report`), and log events would repeat it (every repository function logs its
+/// error) or add noise to a success (the migrator reports each step at `info`). Logs are a
+/// diagnostic the operator asks for, with `VELLUM_LOG`.
+pub const QUIET_LOG: &str = "off";
+
+impl LogArgs {
+    /// `command` with `--log` defaulting to [`QUIET_LOG`] instead of the server's `info`: the
+    /// same flag and variable (`VELLUM_LOG=info` shows every step), a silent default.
+    #[must_use]
+    pub fn quiet_by_default(command: clap::Command) -> clap::Command {
+        command.mut_arg("log", |arg| arg.default_value(QUIET_LOG))
+    }
+}
+
+/// How log lines are written: human-readable lines (coloured on a terminal), or one JSON object
+/// per line with the current span's fields (a request's id). The variants carry no doc comments
+/// on purpose: clap would list them as help and switch `--help` to its long form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// An IP address (a /32 or /128) or a CIDR range.
+fn parse_net(raw: &str) -> Result<ipnet::IpNet, String> {
+    let raw = raw.trim();
+    raw.parse::<ipnet::IpNet>()
+        .or_else(|_| raw.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("\"{raw}\" is not an IP address or CIDR range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, FromArgMatches, Parser};
+
+    use super::*;
+
+    /// Every group in one command, as a binary would flatten them.
+    #[derive(Debug, Parser)]
+    struct All {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        #[command(flatten)]
+        pool: PoolArgs,
+        #[command(flatten)]
+        redis: RedisArgs,
+        #[command(flatten)]
+        blobs: BlobArgs,
+        #[command(flatten)]
+        http: HttpArgs,
+        #[command(flatten)]
+        log: LogArgs,
+    }
+
+    #[test]
+    fn the_groups_flatten_into_one_well_formed_command() {
+        All::command().debug_assert();
+        LogArgs::quiet_by_default(All::command()).debug_assert();
+    }
+
+    fn parse(args: &[&str]) -> All {
+        All::try_parse_from(std::iter::once("test").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn base_url_defaults_to_the_listen_address() {
+        let mut all = parse(&["--listen", "127.0.0.1:8080"]);
+        all.http.base_url = None; // whatever VELLUM_BASE_URL says
+        assert_eq!(all.http.base_url(), "http://127.0.0.1:8080");
+        all.http.base_url = Some("https://cms.example.com".to_owned());
+        assert_eq!(all.http.base_url(), "https://cms.example.com");
+    }
+
+    #[test]
+    fn database_backend_never_includes_credentials() {
+        let all = parse(&["--database-url", "postgres://user:secret@db/vellum"]);
+        assert_eq!(all.database.backend(), "postgres");
+    }
+
+    #[test]
+    fn an_empty_redis_url_or_bucket_means_none() {
+        let all = parse(&["--redis-url", " ", "--s3-bucket", ""]);
+        assert_eq!((all.redis.url(), all.blobs.s3_bucket()), (None, None));
+        let all = parse(&["--redis-url", "redis://r", "--s3-bucket", "b"]);
+        assert_eq!(
+            (all.redis.url(), all.blobs.s3_bucket()),
+            (Some("redis://r"), Some("b"))
+        );
+    }
+
+    #[test]
+    fn trusted_proxies_take_addresses_and_ranges() {
+        let all = parse(&["--trusted-proxies", "10.0.0.0/8, 192.168.1.1,::1"]);
+        let shown: Vec<String> = all
+            .http
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown, ["10.0.0.0/8", "192.168.1.1/32", "::1/128"]);
+        assert!(All::try_parse_from(["test", "--trusted-proxies", "proxy.local"]).is_err());
+    }
+
+    /// The quiet default replaces only the default: an explicit filter still wins.
+    #[test]
+    fn a_quiet_command_logs_nothing_by_default() {
+        let command = LogArgs::quiet_by_default(All::command());
+        let arg = command
+            .get_arguments()
+            .find(|a| a.get_id() == "log")
+            .unwrap();
+        assert_eq!(arg.get_default_values(), [QUIET_LOG]);
+        let matches = command
+            .try_get_matches_from(["test", "--log", "debug"])
+            .unwrap();
+        assert_eq!(All::from_arg_matches(&matches).unwrap().log.log, "debug");
+    }
+}
