@@ -1,6 +1,12 @@
 //! The use cases called directly, as a surface other than HTTP calls them: no web framework,
 //! only an `AppState`, an `Actor` and the inputs a caller received. Runs on SQLite, and on
 //! PostgreSQL when `VELLUM_TEST_POSTGRES_URL` is set.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use serde_json::{Value, json};
 use vellum_app::{Actor, AppConfig, AppError, AppState, collections, explain, files, items};
