@@ -360,8 +360,11 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
                     .map_err(|e| format!("must be an RFC 3339 date-time: {e}"))
                     // Stored in UTC: an offset can push the instant past year 9999 (found by
                     // tests/fuzz_manifest.rs; the driver panicked encoding it).
+                    // Below year 0 (0000-01-01T00:00+01:00 is year -1 in UTC) is a valid
+                    // `OffsetDateTime` too, but not one the databases store and read back.
                     .and_then(|t| {
                         t.checked_to_offset(time::UtcOffset::UTC)
+                            .filter(|t| (0..=9999).contains(&t.year()))
                             .ok_or_else(|| "must fall within years 0 to 9999 in UTC".to_owned())
                     })
                     .map_err(|message| ManifestError::invalid(join(&at, "expires_at"), message))?,

@@ -207,6 +207,11 @@ fn invalid_cases() -> Vec<(Value, &'static str)> {
     let mut m = example();
     m["api_keys"][0]["expires_at"] = json!("tomorrow");
     cases.push((m, "api_keys[0].expires_at"));
+    // Year -1 in UTC: a valid date-time the databases cannot store and read back (found by
+    // tests/fuzz_manifest.rs).
+    let mut m = example();
+    m["api_keys"][0]["expires_at"] = json!("0000-01-01T00:00:00+01:00");
+    cases.push((m, "api_keys[0].expires_at"));
     let mut m = example();
     m["folders"][1]["parent"] = json!("nowhere");
     cases.push((m, "folders[1].parent"));
