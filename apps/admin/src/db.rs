@@ -11,7 +11,7 @@ use crate::{AdminError, DatabaseArgs};
 pub(crate) async fn open(database: &DatabaseArgs) -> Result<DatabaseConnection, AdminError> {
     let db = vellum_storage::connect(&database.database_url).await?;
     vellum_storage::migrate(&db).await?;
-    vellum_storage::access::seed_system(&db).await?;
+    vellum_storage::seed::seed_system(&db).await?;
     Ok(db)
 }
 

@@ -9,9 +9,10 @@ use std::io::Write;
 
 use serde_json::{Value as Json, json};
 use vellum_policy::{CollectionAction, Decision, Reason, Role};
-use vellum_storage::collections::{self, Collection};
+use vellum_storage::collections;
 use vellum_storage::items::{self, FilterScope};
-use vellum_storage::{DatabaseConnection, StorageError, access, project};
+use vellum_storage::model::Collection;
+use vellum_storage::{DatabaseConnection, StorageError, project, roles};
 
 use crate::db::open;
 use crate::{AdminError, DatabaseArgs};
@@ -59,7 +60,7 @@ pub(crate) async fn run(
 ) -> Result<(), AdminError> {
     let db = open(database).await?;
     let role =
-        access::load_role(&db, &args.role)
+        roles::load_role(&db, &args.role)
             .await?
             .ok_or_else(|| AdminError::InvalidArgument {
                 flag: "--role",

@@ -443,7 +443,7 @@ async fn run(cli: &Cli) -> Result<(), ServerError> {
     );
     let db = vellum_storage::connect_with(&config.database_url, &config.pool()).await?;
     vellum_storage::migrate(&db).await?;
-    vellum_storage::access::seed_system(&db).await?;
+    vellum_storage::seed::seed_system(&db).await?;
     if cli.demo {
         demo(&db, &config.base_url(), &config.blobs()?).await?;
     }

@@ -27,8 +27,9 @@ use vellum_domain::{
     prepare_write,
 };
 use vellum_policy::Filter;
-use vellum_storage::collections::{Collection, CollectionDef, collection_by_slug, save_collection};
+use vellum_storage::collections::{CollectionDef, collection_by_slug, save_collection};
 use vellum_storage::items::{FilterScope, ListItems, get_item, list_items};
+use vellum_storage::model::Collection;
 
 /// The collection the benchmark creates (or reuses, in a database given with `--database-url`).
 const COLLECTION: &str = "articles";

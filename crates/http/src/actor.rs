@@ -103,7 +103,7 @@ async fn authenticate_request(state: &AppState, req: &HttpRequest) -> Result<Act
 fn touch(state: AppState, id: i64) {
     actix_web::rt::spawn(async move {
         let at = OffsetDateTime::now_utc();
-        if let Err(err) = vellum_storage::access::touch_api_key(state.db(), id, at).await {
+        if let Err(err) = vellum_storage::keys::touch_api_key(state.db(), id, at).await {
             tracing::warn!(error = %crate::error::error_chain(&err), key = id, "could not record key use");
         }
     });

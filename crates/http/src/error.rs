@@ -82,26 +82,19 @@ impl From<StorageError> for ApiError {
                 "file",
                 format!("The file may not be larger than {limit} bytes."),
             ),
-            StorageError::Conflict(message) => Self::invalid("data", message),
-            StorageError::Db(ref db) if is_unavailable(db) => Self::Unavailable(err),
+            StorageError::Conflict { field, message } => Self::invalid(field, message),
             // The blob store (a bucket, a disk) failing is a dependency outage, like the
             // database's: retryable, not a bug (a missing blob is `NotFound` above).
-            StorageError::Connect(_) | StorageError::Blob { .. } | StorageError::StorageFailing => {
-                Self::Unavailable(err)
-            }
+            StorageError::Unavailable(_)
+            | StorageError::Connect(_)
+            | StorageError::Blob { .. }
+            | StorageError::StorageFailing => Self::Unavailable(err),
             StorageError::Migrate(_)
             | StorageError::Db(_)
             | StorageError::Corrupt(_)
             | StorageError::Io { .. } => Self::internal(err),
         }
     }
-}
-
-/// Errors that mean "the database cannot do this right now" (unreachable, disk full, I/O
-/// error, locked past the busy timeout) rather than "the query is wrong"; the storage crate
-/// knows each backend's codes.
-fn is_unavailable(err: &vellum_storage::DbErr) -> bool {
-    vellum_storage::db_unavailable(err)
 }
 
 /// The `Retry-After` of a 503 (seconds): a dependency outage (a full disk freed, a database
@@ -186,7 +179,7 @@ pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use actix_web::body::MessageBody;
-    use vellum_storage::DbErr;
+    use sea_orm::DbErr;
 
     use super::*;
 
@@ -214,7 +207,7 @@ mod tests {
     #[actix_web::test]
     async fn a_full_database_is_503_with_retry_after() {
         let full = sqlite_error("INSERT INTO t VALUES (zeroblob(100000))").await;
-        let (status, retry, body) = answer(StorageError::Db(full));
+        let (status, retry, body) = answer(StorageError::from(full));
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(retry.as_deref(), Some("5"));
         assert_eq!(body, r#"{"message":"Service unavailable."}"#);
@@ -222,7 +215,7 @@ mod tests {
 
     #[actix_web::test]
     async fn an_unreachable_database_is_503_with_retry_after() {
-        let (status, retry, _) = answer(StorageError::Db(DbErr::ConnectionAcquire(
+        let (status, retry, _) = answer(StorageError::from(DbErr::ConnectionAcquire(
             sea_orm::error::ConnAcquireErr::Timeout,
         )));
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
@@ -232,7 +225,7 @@ mod tests {
     #[actix_web::test]
     async fn a_query_error_is_500_without_retry_after() {
         let bad = sqlite_error("SELECT * FROM nowhere").await;
-        let (status, retry, body) = answer(StorageError::Db(bad));
+        let (status, retry, body) = answer(StorageError::from(bad));
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(retry, None);
         assert_eq!(body, r#"{"message":"Server error."}"#);

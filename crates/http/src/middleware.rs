@@ -16,8 +16,6 @@ use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 use vellum_policy::{AllowOrigin, cors_allow_origin};
 
-use vellum_storage::StorageError;
-
 use crate::actor::Actor;
 use crate::cache::CachedResponse;
 use crate::error::ApiError;
@@ -77,11 +75,11 @@ pub async fn watch_storage(
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let res = next.call(req).await?.map_into_boxed_body();
     if let Some(state) = state
-        && let Some(ApiError::Unavailable(StorageError::Db(err))) = res
+        && let Some(ApiError::Unavailable(err)) = res
             .response()
             .error()
             .and_then(|e| e.as_error::<ApiError>())
-        && vellum_storage::db_storage_failure(err)
+        && err.is_storage_failure()
     {
         state.write_check().note_storage_failure();
     }

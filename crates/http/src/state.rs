@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use ipnet::IpNet;
 use vellum_domain::{ContentLocales, HashKey, LocaleCode};
 use vellum_policy::{CorsOrigins, Filter, KeyId, OriginAllowlist, Role};
-use vellum_storage::access::FoundKey;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore};
-use vellum_storage::collections::Collection;
 use vellum_storage::files::DerivativeCap;
+use vellum_storage::keys::FoundKey;
+use vellum_storage::model::Collection;
 use vellum_storage::project::ProjectSettings;
 use vellum_storage::{DatabaseConnection, StorageError};
 
@@ -183,7 +183,7 @@ impl TotalsMemo {
 
 impl Snapshot {
     async fn load(db: &DatabaseConnection, epoch: u64) -> Result<Self, StorageError> {
-        use vellum_storage::{access, collections, project};
+        use vellum_storage::{collections, project, roles};
         let settings = project::load_settings(db).await?;
         let locales = settings
             .locales()
@@ -197,12 +197,11 @@ impl Snapshot {
             .into_iter()
             .map(Arc::new)
             .collect();
-        let mut roles = HashMap::new();
-        for summary in access::list_roles(db).await? {
-            if let Some(role) = access::load_role(db, &summary.name).await? {
-                roles.insert(summary.name, Arc::new(role));
-            }
-        }
+        let roles: HashMap<_, _> = roles::load_roles(db)
+            .await?
+            .into_iter()
+            .map(|role| (role.name.clone(), Arc::new(role)))
+            .collect();
         Ok(Self {
             by_slug: collections
                 .iter()
@@ -285,7 +284,7 @@ impl Snapshot {
         if let Some(found) = self.lock_keys().get(key_id) {
             return Ok(found.clone());
         }
-        let found = vellum_storage::access::find_api_key(db, key_id)
+        let found = vellum_storage::keys::find_api_key(db, key_id)
             .await?
             .map(Arc::new);
         let mut keys = self.lock_keys();

@@ -1,8 +1,8 @@
 //! Vellum's persistence: async repositories on SQLite and PostgreSQL (through sea-orm), and the
 //! blob store for files' bytes.
 //!
-//! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`access`],
-//! [`project`], [`blob`]); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
+//! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`roles`],
+//! [`keys`], [`users`], [`groups`], [`project`], [`blob`]; [`seed`] fills a new database); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
 //! the pool or inside a caller's transaction. The policy crate's filters are compiled to SQL here
 //! with the evaluator's exact semantics; `unique` values are claimed under a unique index so
 //! concurrent writers cannot both win. `testing::TestDb` (feature `testing`) gives each test a
@@ -15,21 +15,27 @@
 use sea_orm::{ConnectOptions, Database};
 use vellum_migration::{Migrator, MigratorTrait};
 
-pub mod access;
 pub mod blob;
 pub mod collections;
 mod error;
 pub mod files;
 mod filter_sql;
+pub mod groups;
 pub mod items;
+pub mod keys;
 pub mod links;
+pub mod model;
 mod pool;
 pub mod project;
+pub mod roles;
+pub mod seed;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod unique;
+pub mod users;
 
-pub use error::{StorageError, db_storage_failure, db_unavailable};
+pub use error::{DATA_FIELD, StorageError};
 pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
@@ -37,6 +43,7 @@ pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
 /// # Errors
 /// [`StorageError::Migrate`] when a migration fails; it runs in its own transaction where the
 /// backend supports transactional DDL (PostgreSQL), so a failure leaves the previous schema.
+#[tracing::instrument(skip_all, err)]
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
     Migrator::up(db, None).await.map_err(StorageError::Migrate)
 }
@@ -79,6 +86,7 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
 ///
 /// [`StorageError::Connect`] when the URL is malformed, names an unsupported backend, or the
 /// database does not answer.
+#[tracing::instrument(skip_all, err)]
 pub async fn connect_with(
     url: &str,
     pool: &PoolOptions,
@@ -174,7 +182,8 @@ impl WriteCheck {
     ///
     /// # Errors
     /// [`StorageError::StorageFailing`] during the hold, else the write's error
-    /// ([`db_unavailable`] tells an outage from a bug).
+    /// ([`StorageError::is_unavailable`] tells an outage from a bug).
+    #[tracing::instrument(skip_all, err)]
     pub async fn check(&self, db: &DatabaseConnection) -> Result<(), StorageError> {
         if self.failing() {
             return Err(StorageError::StorageFailing);
@@ -188,7 +197,8 @@ impl WriteCheck {
         Ok(())
     }
 
-    /// Records that a request failed on the database's storage (see [`db_storage_failure`]):
+    /// Records that a request failed on the database's storage (see
+    /// [`StorageError::is_storage_failure`]):
     /// [`WriteCheck::check`] fails for the next [`STORAGE_FAILURE_HOLD`].
     pub fn note_storage_failure(&self) {
         *self.failed_at() = Some(std::time::Instant::now());

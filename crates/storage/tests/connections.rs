@@ -26,9 +26,17 @@ use sea_orm::{
     TransactionOptions, TransactionTrait,
 };
 use vellum_storage::testing::TestDb;
-use vellum_storage::{
-    PoolOptions, WriteCheck, connect, connect_with, db_storage_failure, db_unavailable,
-};
+use vellum_storage::{PoolOptions, StorageError, WriteCheck, connect, connect_with};
+
+/// Whether storage classifies `err` as an outage.
+fn db_unavailable(err: &sea_orm::DbErr) -> bool {
+    StorageError::from(err.clone()).is_unavailable()
+}
+
+/// Whether storage classifies `err` as a failure of the database's storage.
+fn db_storage_failure(err: &sea_orm::DbErr) -> bool {
+    StorageError::from(err.clone()).is_storage_failure()
+}
 
 /// What `begin_write` (the storage crate's write paths) asks for.
 fn immediate() -> TransactionOptions {

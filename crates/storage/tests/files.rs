@@ -555,11 +555,11 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
             new_file(Some(sub.id), "late.png")
         )
         .await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_folder(db, Some(top.id), "late", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let into_deleted = FilePatch {
         parent_id: Some(Some(top.id)),
@@ -567,7 +567,7 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), outside.id, into_deleted).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         update_file(db, &op(FileAction::Update), in_top.id, FilePatch::default()).await,
@@ -624,7 +624,7 @@ async fn writes_without_read_private_do_not_reach_private_files() {
     assert_eq!(changed.title.as_deref(), Some("changed"));
     assert!(matches!(
         update_file(db, &cap(FileAction::Delete), public.id, title()).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     soft_delete_file(db, &cap(FileAction::Delete), public.id)
         .await
@@ -734,7 +734,7 @@ async fn update_changes_only_the_given_keys() {
         )
         .await
         .unwrap_err();
-        assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+        assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
     }
     let empty_name = FilePatch {
         filename: Some("  ".to_owned()),
@@ -742,7 +742,7 @@ async fn update_changes_only_the_given_keys() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), before.id, empty_name).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert_eq!(get_file(db, before.id).await.unwrap().unwrap(), back);
     assert!(matches!(
@@ -768,7 +768,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, StorageError::Conflict(_)),
+            matches!(err, StorageError::Conflict { .. }),
             "{target}: {err:?}"
         );
     }
@@ -780,7 +780,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), c.id, under_file).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let under_missing = FilePatch {
         parent_id: Some(Some(999_999)),
@@ -788,7 +788,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), c.id, under_missing).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
 
     // Moving a deeper folder up (or a sibling across) is fine.
@@ -820,7 +820,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     let first = folder(db, None, "photos", None).await;
     assert!(matches!(
         create_folder(db, None, "photos", Some(Public)).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let other = folder(db, None, "other", None).await;
     let nested = folder(db, Some(other.id), "photos", None).await;
@@ -836,7 +836,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), other.id, rename).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let move_up = FilePatch {
         parent_id: Some(None),
@@ -844,7 +844,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), nested.id, move_up).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     // Renaming to its own name or patching other keys is not a clash with itself.
     let same = FilePatch {
@@ -870,7 +870,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     let parent_is_file = file(db, None, "plain.png").await;
     assert!(matches!(
         create_folder(db, Some(parent_is_file.id), "x", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_file(
@@ -879,15 +879,15 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
             new_file(Some(parent_is_file.id), "x.png")
         )
         .await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_folder(db, Some(i64::MAX), "x", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_folder(db, None, "", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
 }
 
@@ -1000,7 +1000,7 @@ async fn concurrent_folder_creation_keeps_names_unique() {
     for task in tasks {
         match task.await.unwrap() {
             Ok(_) => won += 1,
-            Err(StorageError::Conflict(_)) => {}
+            Err(StorageError::Conflict { .. }) => {}
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
@@ -1042,7 +1042,7 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
     for task in tasks {
         match task.await.unwrap() {
             Ok(true) => folders += 1,
-            Ok(false) | Err(StorageError::Conflict(_)) => {}
+            Ok(false) | Err(StorageError::Conflict { .. }) => {}
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
@@ -1350,7 +1350,7 @@ async fn a_capped_output_must_say_its_size() {
         };
         assert!(matches!(
             record_transform(db, &new, 300, minute(0)).await,
-            Err(StorageError::Conflict(_))
+            Err(StorageError::Conflict { .. })
         ));
     }
     assert!(list_transforms(db, "h").await.unwrap().is_empty());

@@ -226,7 +226,7 @@ pub async fn upload(
     let file = ingest::record(state.db(), state.blobs(), &grant, received, upload)
         .await
         .map_err(|err| match err {
-            StorageError::Conflict(message) => ApiError::invalid("parent_id", message),
+            StorageError::Conflict { message, .. } => ApiError::invalid("parent_id", message),
             other => other.into(),
         })?;
     state.content_changed().await;
@@ -377,7 +377,7 @@ pub async fn update(
     let file = vellum_storage::files::update_file(state.db(), &grant, id, patch)
         .await
         .map_err(|err| match err {
-            StorageError::Conflict(message) => ApiError::invalid("name", message),
+            StorageError::Conflict { message, .. } => ApiError::invalid("name", message),
             other => other.into(),
         })?;
     state.content_changed().await;

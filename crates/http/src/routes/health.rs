@@ -31,7 +31,7 @@ pub async fn live() -> HttpResponse {
 #[get("/health/ready")]
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     let check = async {
-        state.db().ping().await.map_err(StorageError::Db)?;
+        state.db().ping().await.map_err(StorageError::from)?;
         state.write_check().check(state.db()).await
     };
     let database = match tokio::time::timeout(CHECK_TIMEOUT, check).await {

@@ -8,8 +8,8 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use serde_json::{Map, Value, json};
 use vellum_domain::{LocaleCode, WriteContext, WriteMode, prepare_write};
 use vellum_policy::CollectionAction;
-use vellum_storage::collections::Collection;
 use vellum_storage::items::{self, FilterScope, ListItems};
+use vellum_storage::model::Collection;
 
 use crate::actor::Actor;
 use crate::error::ApiError;

@@ -55,7 +55,7 @@ impl TestApp {
     /// As [`TestApp::new`] with a given configuration (`base_url` is forced to [`BASE_URL`]).
     pub async fn with_config(manifest: Value, mut config: HttpConfig) -> Self {
         let db = TestDb::new().await.unwrap();
-        vellum_storage::access::seed_system(&db.conn).await.unwrap();
+        vellum_storage::seed::seed_system(&db.conn).await.unwrap();
         let report = vellum_manifest::apply(&db.conn, &manifest)
             .await
             .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
@@ -264,7 +264,7 @@ pub async fn with_statement_counter(
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let db = TestDb::new().await.unwrap();
-    vellum_storage::access::seed_system(&db.conn).await.unwrap();
+    vellum_storage::seed::seed_system(&db.conn).await.unwrap();
     let report = vellum_manifest::apply(&db.conn, &manifest)
         .await
         .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
