@@ -12,7 +12,7 @@ use vellum_policy::{CollectionAction, Decision, Reason, Role};
 use vellum_storage::collections;
 use vellum_storage::items::{self, FilterScope};
 use vellum_storage::model::Collection;
-use vellum_storage::{DatabaseConnection, StorageError, project, roles};
+use vellum_storage::{Database, StorageError, project, roles};
 
 use crate::db::open;
 use crate::{AdminError, DatabaseArgs};
@@ -157,7 +157,7 @@ fn denied_fields(role: &Role, collection: &Collection, action: CollectionAction)
 /// Whether the role sees item `id`: loaded regardless of any filter, flattened to the default
 /// locale as the read path compares, then judged by [`Role::may_see_item`].
 async fn item_decision(
-    db: &DatabaseConnection,
+    db: &Database,
     role: &Role,
     collection: &Collection,
     id: i64,

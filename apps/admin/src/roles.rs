@@ -1,6 +1,6 @@
 //! `vellum-admin roles`: list the roles and show one with both matrices and its rules.
 //!
-//! Roles are read through `vellum_storage::access`, which hands out the policy crate's [`Role`];
+//! Roles are read through `vellum_storage::roles`, which hands out the policy crate's [`Role`];
 //! the JSON shapes here are [`Role::to_json`]'s (the manifest's), so what `roles show --json`
 //! prints is what a manifest would declare.
 

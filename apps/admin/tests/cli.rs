@@ -11,13 +11,14 @@
 
 use std::process::Output;
 
+use sea_orm::DbBackend;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use vellum_domain::{FieldDef, WriteContext, WriteMode, prepare_write};
 use vellum_policy::{ApiKeySecret, Role};
 use vellum_storage::collections::{CollectionDef, save_collection};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
-use vellum_storage::{DatabaseConnection, DbBackend, items, project, roles, seed};
+use vellum_storage::{Database, items, project, roles, seed};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -82,7 +83,7 @@ impl TestDatabase {
         String::from_utf8(output.stderr).unwrap()
     }
 
-    async fn connect(&self) -> DatabaseConnection {
+    async fn connect(&self) -> Database {
         self.db.conn.clone()
     }
 }

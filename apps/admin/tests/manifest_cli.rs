@@ -20,11 +20,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use sea_orm::DbBackend;
 use sea_orm::{ConnectionTrait, FromQueryResult, JsonValue, Statement};
 use serde_json::{Value, json};
 use vellum_policy::{ApiKeySecret, KeyCheck, Role};
 use vellum_storage::testing::TestDb;
-use vellum_storage::{DatabaseConnection, DbBackend, collections, items, keys, roles};
+use vellum_storage::{Database, collections, items, keys, roles};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -104,7 +105,7 @@ impl TestDatabase {
         }
     }
 
-    fn conn(&self) -> &DatabaseConnection {
+    fn conn(&self) -> &Database {
         &self.db.conn
     }
 }
@@ -186,7 +187,7 @@ impl Snapshot {
     }
 }
 
-async fn table_names(db: &DatabaseConnection) -> Vec<String> {
+async fn table_names(db: &Database) -> Vec<String> {
     let backend = db.get_database_backend();
     let sql = match backend {
         DbBackend::Sqlite => {
@@ -206,7 +207,7 @@ async fn table_names(db: &DatabaseConnection) -> Vec<String> {
         .collect()
 }
 
-async fn table_rows(db: &DatabaseConnection) -> BTreeMap<String, Vec<String>> {
+async fn table_rows(db: &Database) -> BTreeMap<String, Vec<String>> {
     let backend = db.get_database_backend();
     let mut out = BTreeMap::new();
     for table in table_names(db).await {
@@ -226,7 +227,7 @@ async fn table_rows(db: &DatabaseConnection) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-async fn count(db: &DatabaseConnection, table: &str) -> i64 {
+async fn count(db: &Database, table: &str) -> i64 {
     let row = db
         .query_one_raw(Statement::from_string(
             db.get_database_backend(),

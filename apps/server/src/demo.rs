@@ -12,7 +12,7 @@ use serde_json::Value;
 use vellum_manifest::ApplyReport;
 use vellum_storage::blob::BlobStore;
 use vellum_storage::files::{Visibility, create_folder};
-use vellum_storage::{DatabaseConnection, StorageError};
+use vellum_storage::{Database, StorageError};
 
 use crate::ServerError;
 
@@ -40,7 +40,7 @@ const IMAGES: [(&str, &str, &[u8]); 3] = [
 
 /// Seeds the demo into a database without collections; `None` when it already has some.
 pub async fn seed(
-    db: &DatabaseConnection,
+    db: &Database,
     blobs: &dyn BlobStore,
 ) -> Result<Option<ApplyReport>, ServerError> {
     if !vellum_storage::collections::list_collections(db)

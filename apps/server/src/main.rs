@@ -495,7 +495,7 @@ fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: Duration) {
 /// Applies the demo project to a database without collections, then prints the demo key (shown
 /// once) and three requests to try. A database that already has collections is left alone.
 async fn demo(
-    db: &vellum_storage::DatabaseConnection,
+    db: &vellum_storage::Database,
     base_url: &str,
     blobs: &vellum_storage::blob::ObjectBlobStore,
 ) -> Result<(), ServerError> {

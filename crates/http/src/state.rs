@@ -19,7 +19,7 @@ use vellum_storage::files::DerivativeCap;
 use vellum_storage::keys::FoundKey;
 use vellum_storage::model::Collection;
 use vellum_storage::project::ProjectSettings;
-use vellum_storage::{DatabaseConnection, StorageError};
+use vellum_storage::{Database, StorageError};
 
 use crate::cache::key::KeyHasher;
 use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
@@ -182,7 +182,7 @@ impl TotalsMemo {
 }
 
 impl Snapshot {
-    async fn load(db: &DatabaseConnection, epoch: u64) -> Result<Self, StorageError> {
+    async fn load(db: &Database, epoch: u64) -> Result<Self, StorageError> {
         use vellum_storage::{collections, project, roles};
         let settings = project::load_settings(db).await?;
         let locales = settings
@@ -278,7 +278,7 @@ impl Snapshot {
     /// The key with this id, from the memo or the database.
     pub(crate) async fn find_key(
         &self,
-        db: &DatabaseConnection,
+        db: &Database,
         key_id: &KeyId,
     ) -> Result<Option<Arc<FoundKey>>, StorageError> {
         if let Some(found) = self.lock_keys().get(key_id) {
@@ -366,7 +366,7 @@ pub struct AppState {
 
 #[derive(Debug)]
 struct Inner {
-    db: DatabaseConnection,
+    db: Database,
     config: HttpConfig,
     cache: Arc<dyn ResponseCache>,
     epoch: Arc<dyn Epoch>,
@@ -394,7 +394,7 @@ impl AppState {
     ///
     /// # Errors
     /// When the project cannot be read from the database.
-    pub async fn new(db: DatabaseConnection, config: HttpConfig) -> Result<Self, StorageError> {
+    pub async fn new(db: Database, config: HttpConfig) -> Result<Self, StorageError> {
         Self::with_blobs(db, config, Arc::new(ObjectBlobStore::in_memory())).await
     }
 
@@ -403,7 +403,7 @@ impl AppState {
     /// # Errors
     /// When the project cannot be read from the database.
     pub async fn with_blobs(
-        db: DatabaseConnection,
+        db: Database,
         config: HttpConfig,
         blobs: Arc<dyn BlobStore>,
     ) -> Result<Self, StorageError> {
@@ -416,7 +416,7 @@ impl AppState {
     /// # Errors
     /// When the project cannot be read from the database.
     pub async fn with_backends(
-        db: DatabaseConnection,
+        db: Database,
         config: HttpConfig,
         backends: Backends,
     ) -> Result<Self, StorageError> {
@@ -444,7 +444,7 @@ impl AppState {
     }
 
     #[must_use]
-    pub fn db(&self) -> &DatabaseConnection {
+    pub fn db(&self) -> &Database {
         &self.inner.db
     }
 

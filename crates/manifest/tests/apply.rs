@@ -3,10 +3,11 @@
 //! nothing changed, and the export/apply round trip.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use vellum_manifest::{ManifestError, apply, export};
 use vellum_policy::{ApiKeySecret, KeyCheck};
+use vellum_storage::Database;
 use vellum_storage::testing::TestDb;
 
 fn example() -> Value {
@@ -63,7 +64,7 @@ fn example() -> Value {
     })
 }
 
-async fn count(db: &DatabaseConnection, table: &str) -> i64 {
+async fn count(db: &Database, table: &str) -> i64 {
     let row = db
         .query_one_raw(Statement::from_string(
             db.get_database_backend(),
@@ -87,7 +88,7 @@ const TABLES: [&str; 9] = [
     "settings",
 ];
 
-async fn counts(db: &DatabaseConnection) -> Vec<i64> {
+async fn counts(db: &Database) -> Vec<i64> {
     let mut out = Vec::new();
     for t in TABLES {
         out.push(count(db, t).await);
@@ -339,7 +340,7 @@ fn with_nf(secret: Option<&str>) -> Value {
 /// found by its key id (`find_api_key`, one indexed lookup), then `KeyRecord::check` (constant-
 /// time digest comparison, revocation, expiry). `None` when no key has that key id; the role of
 /// the key alongside its outcome otherwise.
-async fn key_check(db: &DatabaseConnection, bearer: &str) -> Option<(KeyCheck, String)> {
+async fn key_check(db: &Database, bearer: &str) -> Option<(KeyCheck, String)> {
     let secret = ApiKeySecret::parse(bearer).unwrap();
     let found = vellum_storage::keys::find_api_key(db, &secret.key_id())
         .await
@@ -349,7 +350,7 @@ async fn key_check(db: &DatabaseConnection, bearer: &str) -> Option<(KeyCheck, S
 }
 
 /// Whether `bearer` authenticates as a key of the `editor` role.
-async fn authenticates(db: &DatabaseConnection, bearer: &str) -> bool {
+async fn authenticates(db: &Database, bearer: &str) -> bool {
     key_check(db, bearer).await == Some((KeyCheck::Valid, "editor".to_owned()))
 }
 

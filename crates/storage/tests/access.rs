@@ -7,18 +7,19 @@
     clippy::indexing_slicing
 )]
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 use serde_json::json;
 use time::OffsetDateTime;
 use time::macros::datetime;
 use vellum_policy::{ApiKeySecret, IpAllowlist, KeyCheck, PERMISSIONS, READER_PERMISSIONS, Role};
+use vellum_storage::Database;
 use vellum_storage::StorageError;
 use vellum_storage::keys::{self, NewApiKey};
 use vellum_storage::roles::{self, RoleSummary};
 use vellum_storage::testing::TestDb;
 use vellum_storage::{groups, seed, users};
 
-async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
+async fn count(db: &Database, sql: &str) -> i64 {
     let row = db
         .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
         .await
@@ -27,7 +28,7 @@ async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
     row.try_get_by_index::<i64>(0).unwrap()
 }
 
-async fn add_collection(db: &DatabaseConnection, slug: &str) {
+async fn add_collection(db: &Database, slug: &str) {
     let now = if db.get_database_backend() == sea_orm::DbBackend::Postgres {
         "now()"
     } else {
@@ -268,7 +269,7 @@ async fn unknown_collection_is_refused_and_nothing_is_written() {
     let err = roles::save_role(&db.conn, &editor()).await.unwrap_err();
     match err {
         StorageError::Conflict { message: msg, .. } => {
-            assert!(msg.contains("\"authors\""), "{msg}")
+            assert!(msg.contains("\"authors\""), "{msg}");
         }
         other => panic!("{other:?}"),
     }

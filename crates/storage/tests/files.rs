@@ -8,9 +8,10 @@
     clippy::indexing_slicing
 )]
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, TransactionTrait};
+use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
 use time::OffsetDateTime;
 use vellum_policy::{Authorized, FileAction, FileWrite, Role, effective_visibility};
+use vellum_storage::Database;
 use vellum_storage::StorageError;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore, StagedBlob};
 use vellum_storage::files::{
@@ -44,14 +45,14 @@ fn new_file(parent_id: Option<i64>, filename: &str) -> NewFile {
     }
 }
 
-async fn file(db: &DatabaseConnection, parent: Option<i64>, name: &str) -> StoredFile {
+async fn file(db: &Database, parent: Option<i64>, name: &str) -> StoredFile {
     create_file(db, &op(FileAction::Create), new_file(parent, name))
         .await
         .unwrap()
 }
 
 async fn folder(
-    db: &DatabaseConnection,
+    db: &Database,
     parent: Option<i64>,
     name: &str,
     access: Option<Visibility>,
@@ -69,7 +70,7 @@ fn query(parent: ParentFilter) -> ListFiles<'static> {
     }
 }
 
-async fn list(db: &DatabaseConnection, q: ListFiles<'_>) -> FilePage {
+async fn list(db: &Database, q: ListFiles<'_>) -> FilePage {
     list_files(db, q).await.unwrap()
 }
 
@@ -77,7 +78,7 @@ fn names(page: &FilePage) -> Vec<&str> {
     page.items.iter().map(|f| f.filename.as_str()).collect()
 }
 
-async fn set_access(db: &DatabaseConnection, id: i64, access: Option<Visibility>) {
+async fn set_access(db: &Database, id: i64, access: Option<Visibility>) {
     let patch = FilePatch {
         access: Some(access),
         ..FilePatch::default()
@@ -87,18 +88,14 @@ async fn set_access(db: &DatabaseConnection, id: i64, access: Option<Visibility>
         .unwrap();
 }
 
-async fn raw(db: &DatabaseConnection, sql: &str) {
+async fn raw(db: &Database, sql: &str) {
     db.execute_raw(Statement::from_string(db.get_database_backend(), sql))
         .await
         .unwrap();
 }
 
 /// The effective visibility of `file_id` as every read path reports it, checked to agree.
-async fn effective_everywhere(
-    db: &DatabaseConnection,
-    file_id: i64,
-    parent: i64,
-) -> Option<Visibility> {
+async fn effective_everywhere(db: &Database, file_id: i64, parent: i64) -> Option<Visibility> {
     let one = get_file(db, file_id).await.unwrap().unwrap().effective;
     let batch = get_files(db, &[file_id]).await.unwrap();
     assert_eq!(batch.len(), 1);
@@ -1016,7 +1013,7 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("pool.db").display());
     let mut options = sea_orm::ConnectOptions::new(url);
     options.max_connections(8).min_connections(8);
-    let conn = sea_orm::Database::connect(options).await.unwrap();
+    let conn = Database::from_sea_orm(sea_orm::Database::connect(options).await.unwrap());
     vellum_storage::migrate(&conn).await.unwrap();
     let parent = folder(&conn, None, "parent", None).await;
     let mut tasks = Vec::new();
@@ -1428,7 +1425,7 @@ async fn staged(blobs: &ObjectBlobStore, bytes: &[u8]) -> StagedBlob {
 }
 
 async fn upload_row(
-    db: &DatabaseConnection,
+    db: &Database,
     blobs: &ObjectBlobStore,
     name: &str,
     upload: &StagedBlob,

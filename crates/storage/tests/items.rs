@@ -1696,7 +1696,7 @@ async fn the_links_of_a_page_of_articles_come_back_from_one_query() {
     let queries = Arc::new(AtomicUsize::new(0));
     let mut counted = env.db.conn.clone();
     let counter = Arc::clone(&queries);
-    counted.set_metric_callback(move |_| {
+    counted.on_query(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
     let links = links_for_items(&counted, blog.field_id("tags"), &ids)
@@ -2202,12 +2202,8 @@ async fn a_thousand_live_tags_are_checked_in_one_query_and_the_cap_holds_past_it
     let checks = Arc::new(AtomicUsize::new(0));
     let mut counted = env.db.conn.clone();
     let counter = Arc::clone(&checks);
-    counted.set_metric_callback(move |info| {
-        if info
-            .statement
-            .sql
-            .starts_with("SELECT id FROM items WHERE collection_id")
-        {
+    counted.on_query(move |sql| {
+        if sql.starts_with("SELECT id FROM items WHERE collection_id") {
             counter.fetch_add(1, Ordering::SeqCst);
         }
     });
@@ -2265,8 +2261,7 @@ async fn a_refused_write_looks_each_related_collection_up_once() {
     let statements = Arc::new(AtomicUsize::new(0));
     let mut counted = env.db.conn.clone();
     let counter = Arc::clone(&statements);
-    counted.set_metric_callback(move |info| {
-        let sql = &info.statement.sql;
+    counted.on_query(move |sql| {
         if sql.starts_with("SELECT id FROM items")
             || sql.starts_with("SELECT slug FROM collections")
         {

@@ -3,7 +3,6 @@
 
 use actix_web::{HttpResponse, get, web};
 use serde_json::json;
-use vellum_storage::StorageError;
 
 use crate::state::AppState;
 
@@ -31,7 +30,7 @@ pub async fn live() -> HttpResponse {
 #[get("/health/ready")]
 pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     let check = async {
-        state.db().ping().await.map_err(StorageError::from)?;
+        state.db().ping().await?;
         state.write_check().check(state.db()).await
     };
     let database = match tokio::time::timeout(CHECK_TIMEOUT, check).await {
