@@ -2,16 +2,16 @@
 //! database: connect, apply pending migrations and seed the system roles, so each of them works on
 //! an empty database exactly as on a provisioned one.
 
-use vellum_storage::DatabaseConnection;
+use vellum_storage::Database;
 
 use crate::{AdminError, DatabaseArgs};
 
 /// Connects to `--database-url`, migrates the schema and seeds what every project has (the four
 /// system roles, the permission catalog). Both steps are idempotent.
-pub(crate) async fn open(database: &DatabaseArgs) -> Result<DatabaseConnection, AdminError> {
+pub(crate) async fn open(database: &DatabaseArgs) -> Result<Database, AdminError> {
     let db = vellum_storage::connect(&database.database_url).await?;
     vellum_storage::migrate(&db).await?;
-    vellum_storage::access::seed_system(&db).await?;
+    vellum_storage::seed::seed_system(&db).await?;
     Ok(db)
 }
 

@@ -11,7 +11,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use vellum_policy::{ApiKeySecret, IpAllowlist};
 use vellum_storage::StorageError;
-use vellum_storage::access::{self, ApiKeySummary, NewApiKey};
+use vellum_storage::keys::{self, ApiKeySummary, NewApiKey};
+use vellum_storage::roles;
 
 use crate::db::{open, rfc3339};
 use crate::{AdminError, DatabaseArgs};
@@ -89,7 +90,7 @@ pub(crate) async fn run(
         KeysCommand::Create(create_args) => create(database, create_args, out, log).await,
         KeysCommand::List => {
             let db = open(database).await?;
-            let keys: Vec<Json> = access::list_api_keys(&db)
+            let keys: Vec<Json> = keys::list_api_keys(&db)
                 .await?
                 .iter()
                 .map(summary_json)
@@ -98,16 +99,14 @@ pub(crate) async fn run(
         }
         KeysCommand::Revoke { name } => {
             let db = open(database).await?;
-            access::revoke_api_key(&db, name)
-                .await
-                .map_err(|e| match e {
-                    StorageError::NotFound { .. } => {
-                        AdminError::NotFound(format!("no API key named \"{name}\""))
-                    }
-                    other => AdminError::Storage(other),
-                })?;
+            keys::revoke_api_key(&db, name).await.map_err(|e| match e {
+                StorageError::NotFound { .. } => {
+                    AdminError::NotFound(format!("no API key named \"{name}\""))
+                }
+                other => AdminError::Storage(other),
+            })?;
             let _ = writeln!(log, "vellum-admin: revoked API key \"{name}\"");
-            let summary = access::api_key_by_name(&db, name)
+            let summary = keys::api_key_by_name(&db, name)
                 .await?
                 .ok_or_else(|| AdminError::NotFound(format!("no API key named \"{name}\"")))?;
             writeln!(out, "{}", summary_json(&summary)).map_err(AdminError::Output)
@@ -148,20 +147,20 @@ async fn create(
         })
         .transpose()?;
     let db = open(database).await?;
-    if access::load_role(&db, &args.role).await?.is_none() {
+    if roles::load_role(&db, &args.role).await?.is_none() {
         return Err(AdminError::InvalidArgument {
             flag: "--role",
             message: format!("no role named \"{}\"", args.role),
         });
     }
-    if access::api_key_by_name(&db, &args.name).await?.is_some() {
+    if keys::api_key_by_name(&db, &args.name).await?.is_some() {
         return Err(AdminError::InvalidArgument {
             flag: "--name",
             message: format!("an API key named \"{}\" already exists", args.name),
         });
     }
     let secret = ApiKeySecret::generate().map_err(AdminError::Secret)?;
-    let created = access::create_api_key(
+    let created = keys::create_api_key(
         &db,
         NewApiKey {
             name: &args.name,

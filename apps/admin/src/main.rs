@@ -85,7 +85,7 @@ enum AdminError {
     #[error(transparent)]
     App(vellum_app::AppError),
     #[error("migration failed")]
-    Migrate(#[source] vellum_migration::DbErr),
+    Migrate(#[source] vellum_storage::StorageError),
     #[error("could not write the result to stdout")]
     Output(#[source] std::io::Error),
     /// A flag names something invalid or unknown; the message starts with the flag.

@@ -2,8 +2,6 @@
 
 use std::io::Write;
 
-use vellum_migration::{Migrator, MigratorTrait};
-
 use crate::{AdminError, DatabaseArgs};
 
 /// Arguments of `migrate` (none yet besides the global `--database-url`).
@@ -19,13 +17,12 @@ pub(crate) async fn run(
     log: &mut impl Write,
 ) -> Result<(), AdminError> {
     let db = vellum_storage::connect(&database.database_url).await?;
-    let pending: Vec<String> = Migrator::get_pending_migrations(&db)
+    let pending = vellum_storage::pending_migrations(&db)
         .await
-        .map_err(AdminError::Migrate)?
-        .iter()
-        .map(|m| m.name().to_owned())
-        .collect();
-    Migrator::up(&db, None).await.map_err(AdminError::Migrate)?;
+        .map_err(AdminError::Migrate)?;
+    vellum_storage::migrate(&db)
+        .await
+        .map_err(AdminError::Migrate)?;
     // A closed stderr is not worth failing a finished migration over.
     let _ = writeln!(log, "vellum-admin: applied {} migration(s)", pending.len());
     let report = serde_json::json!({ "applied": pending });

@@ -1,6 +1,6 @@
 //! `vellum-admin roles`: list the roles and show one with both matrices and its rules.
 //!
-//! Roles are read through `vellum_storage::access`, which hands out the policy crate's [`Role`];
+//! Roles are read through `vellum_storage::roles`, which hands out the policy crate's [`Role`];
 //! the JSON shapes here are [`Role::to_json`]'s (the manifest's), so what `roles show --json`
 //! prints is what a manifest would declare.
 
@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value as Json};
 use vellum_policy::{CollectionAction, FileAction, Role, SystemRole};
-use vellum_storage::access;
+use vellum_storage::roles;
 
 use crate::db::open;
 use crate::{AdminError, DatabaseArgs};
@@ -63,14 +63,12 @@ pub(crate) async fn run(
     let text = match &args.command {
         RolesCommand::List { json } => {
             let mut roles = Vec::new();
-            for summary in access::list_roles(&db).await? {
+            for summary in roles::list_roles(&db).await? {
                 // One role at a time: a project has a handful of roles, and the loader is the
                 // one place that turns stored grants into a checked `Role`.
-                let role = access::load_role(&db, &summary.name)
-                    .await?
-                    .ok_or_else(|| {
-                        AdminError::NotFound(format!("no role named \"{}\"", summary.name))
-                    })?;
+                let role = roles::load_role(&db, &summary.name).await?.ok_or_else(|| {
+                    AdminError::NotFound(format!("no role named \"{}\"", summary.name))
+                })?;
                 roles.push((summary.is_system, role));
             }
             if *json {
@@ -90,13 +88,13 @@ pub(crate) async fn run(
             }
         }
         RolesCommand::Show { name, json } => {
-            let role = access::load_role(&db, name)
+            let role = roles::load_role(&db, name)
                 .await?
                 .ok_or_else(|| AdminError::NotFound(format!("no role named \"{name}\"")))?;
             if *json {
                 format!("{}\n", Json::Object(manifest_shape(&role)))
             } else {
-                let permissions = access::role_permissions(&db, name).await?;
+                let permissions = roles::role_permissions(&db, name).await?;
                 show_tables(&role, &permissions)
             }
         }

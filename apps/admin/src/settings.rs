@@ -91,7 +91,7 @@ pub(crate) async fn run(
 }
 
 /// The effective value of a known setting.
-async fn effective(db: &vellum_storage::DatabaseConnection, key: &str) -> Result<Json, AdminError> {
+async fn effective(db: &vellum_storage::Database, key: &str) -> Result<Json, AdminError> {
     project::load_settings(db)
         .await?
         .to_json()

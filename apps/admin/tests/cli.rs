@@ -11,13 +11,14 @@
 
 use std::process::Output;
 
+use sea_orm::DbBackend;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use vellum_domain::{FieldDef, WriteContext, WriteMode, prepare_write};
 use vellum_policy::{ApiKeySecret, Role};
 use vellum_storage::collections::{CollectionDef, save_collection};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
-use vellum_storage::{DatabaseConnection, DbBackend, access, items, project};
+use vellum_storage::{Database, items, project, roles, seed};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -82,7 +83,7 @@ impl TestDatabase {
         String::from_utf8(output.stderr).unwrap()
     }
 
-    async fn connect(&self) -> DatabaseConnection {
+    async fn connect(&self) -> Database {
         self.db.conn.clone()
     }
 }
@@ -99,7 +100,7 @@ struct Fixture {
 async fn articles_and_editor(test: &TestDatabase) -> Fixture {
     let db = test.connect().await;
     vellum_storage::migrate(&db).await.unwrap();
-    access::seed_system(&db).await.unwrap();
+    seed::seed_system(&db).await.unwrap();
     let fields = [
         json!({"name": "title", "type": "string", "translatable": true}),
         json!({"name": "status", "type": "string"}),
@@ -156,7 +157,7 @@ async fn articles_and_editor(test: &TestDatabase) -> Fixture {
         }),
     )
     .unwrap();
-    access::save_role(&db, &editor).await.unwrap();
+    roles::save_role(&db, &editor).await.unwrap();
     db.close().await.unwrap();
     Fixture {
         published: ids[0],

@@ -20,11 +20,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use sea_orm::DbBackend;
 use sea_orm::{ConnectionTrait, FromQueryResult, JsonValue, Statement};
 use serde_json::{Value, json};
 use vellum_policy::{ApiKeySecret, KeyCheck, Role};
 use vellum_storage::testing::TestDb;
-use vellum_storage::{DatabaseConnection, DbBackend, access, collections, items};
+use vellum_storage::{Database, collections, items, keys, roles};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -104,7 +105,7 @@ impl TestDatabase {
         }
     }
 
-    fn conn(&self) -> &DatabaseConnection {
+    fn conn(&self) -> &Database {
         &self.db.conn
     }
 }
@@ -186,7 +187,7 @@ impl Snapshot {
     }
 }
 
-async fn table_names(db: &DatabaseConnection) -> Vec<String> {
+async fn table_names(db: &Database) -> Vec<String> {
     let backend = db.get_database_backend();
     let sql = match backend {
         DbBackend::Sqlite => {
@@ -206,7 +207,7 @@ async fn table_names(db: &DatabaseConnection) -> Vec<String> {
         .collect()
 }
 
-async fn table_rows(db: &DatabaseConnection) -> BTreeMap<String, Vec<String>> {
+async fn table_rows(db: &Database) -> BTreeMap<String, Vec<String>> {
     let backend = db.get_database_backend();
     let mut out = BTreeMap::new();
     for table in table_names(db).await {
@@ -226,7 +227,7 @@ async fn table_rows(db: &DatabaseConnection) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-async fn count(db: &DatabaseConnection, table: &str) -> i64 {
+async fn count(db: &Database, table: &str) -> i64 {
     let row = db
         .query_one_raw(Statement::from_string(
             db.get_database_backend(),
@@ -272,7 +273,7 @@ async fn apply_creates_the_demo_project_and_prints_the_new_key_once() {
 
     let db = test.conn();
     // The key: role editor, stored as its digest only.
-    let stored = access::list_api_keys(db).await.unwrap();
+    let stored = keys::list_api_keys(db).await.unwrap();
     assert_eq!(stored.len(), 1);
     assert_eq!(
         (stored[0].name.as_str(), stored[0].role.as_str()),
@@ -336,7 +337,7 @@ async fn apply_creates_the_demo_project_and_prints_the_new_key_once() {
     // Roles exactly as the fixture writes them (the seeded ones exist too).
     for role in demo["roles"].as_array().unwrap() {
         let name = role["name"].as_str().unwrap();
-        let loaded = access::load_role(db, name).await.unwrap().unwrap();
+        let loaded = roles::load_role(db, name).await.unwrap().unwrap();
         let mut matrices = role.clone();
         matrices.as_object_mut().unwrap().remove("name");
         assert_eq!(
@@ -345,7 +346,7 @@ async fn apply_creates_the_demo_project_and_prints_the_new_key_once() {
             "{name}"
         );
     }
-    let roles: Vec<String> = access::list_roles(db)
+    let roles: Vec<String> = roles::list_roles(db)
         .await
         .unwrap()
         .into_iter()
@@ -491,14 +492,14 @@ async fn a_changed_key_secret_is_rotated_and_reported_on_stderr() {
     let now = time::OffsetDateTime::now_utc();
     let old = ApiKeySecret::parse(OLD).unwrap();
     assert!(
-        access::find_api_key(test.conn(), &old.key_id())
+        keys::find_api_key(test.conn(), &old.key_id())
             .await
             .unwrap()
             .is_none(),
         "the old secret finds no key"
     );
     let new = ApiKeySecret::parse(NEW).unwrap();
-    let found = access::find_api_key(test.conn(), &new.key_id())
+    let found = keys::find_api_key(test.conn(), &new.key_id())
         .await
         .unwrap()
         .unwrap();

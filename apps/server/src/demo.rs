@@ -12,7 +12,7 @@ use serde_json::Value;
 use vellum_manifest::ApplyReport;
 use vellum_storage::blob::BlobStore;
 use vellum_storage::files::{Visibility, create_folder};
-use vellum_storage::{DatabaseConnection, StorageError};
+use vellum_storage::{Database, StorageError};
 
 use crate::ServerError;
 
@@ -40,7 +40,7 @@ const IMAGES: [(&str, &str, &[u8]); 3] = [
 
 /// Seeds the demo into a database without collections; `None` when it already has some.
 pub async fn seed(
-    db: &DatabaseConnection,
+    db: &Database,
     blobs: &dyn BlobStore,
 ) -> Result<Option<ApplyReport>, ServerError> {
     if !vellum_storage::collections::list_collections(db)
@@ -55,7 +55,7 @@ pub async fn seed(
     // request's upload.
     let grant = vellum_policy::Role::super_admin()
         .authorize_file_write(vellum_policy::FileAction::Create)
-        .map_err(|d| StorageError::Conflict(d.to_string()))?;
+        .map_err(|d| StorageError::conflict(d.to_string()))?;
     let mut ids = Vec::new();
     for (slug, title, bytes) in IMAGES {
         let upload = vellum_app::ingest::Upload {
@@ -98,7 +98,7 @@ mod tests {
     #[tokio::test]
     async fn the_demo_has_covers_in_the_public_covers_folder_and_seeds_once() {
         let db = TestDb::new().await.unwrap();
-        vellum_storage::access::seed_system(&db.conn).await.unwrap();
+        vellum_storage::seed::seed_system(&db.conn).await.unwrap();
         let blobs = ObjectBlobStore::in_memory();
         let report = seed(&db.conn, &blobs).await.unwrap().unwrap();
         assert!(report.api_keys.contains_key("demo-editor"));

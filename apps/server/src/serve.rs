@@ -29,7 +29,7 @@ pub(crate) async fn run(cli: &Cli) -> Result<(), ServerError> {
     );
     let db = vellum_storage::connect_with(&config.database.database_url, &config.pool()).await?;
     vellum_storage::migrate(&db).await?;
-    vellum_storage::access::seed_system(&db).await?;
+    vellum_storage::seed::seed_system(&db).await?;
     if cli.demo {
         demo(&db, &config.http.base_url(), &config.blobs()?).await?;
     }
@@ -91,7 +91,7 @@ fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: Duration) {
 /// Applies the demo project to a database without collections, then prints the demo key (shown
 /// once) and three requests to try. A database that already has collections is left alone.
 async fn demo(
-    db: &vellum_storage::DatabaseConnection,
+    db: &vellum_storage::Database,
     base_url: &str,
     blobs: &vellum_storage::blob::ObjectBlobStore,
 ) -> Result<(), ServerError> {

@@ -17,7 +17,7 @@
 //! SQLite only: a PostgreSQL server's files belong to another process. The PostgreSQL
 //! equivalent (a connection returned to the pool inside a transaction is never reused) is
 //! `crates/storage/tests/connections.rs`, and the status mapping of its disk-full SQLSTATE is a
-//! unit test of `vellum_storage::db_unavailable`.
+//! unit test of `vellum_storage::StorageError`'s classification (`is_unavailable`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

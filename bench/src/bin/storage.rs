@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement, TransactionTrait, Value};
+use sea_orm::{ConnectionTrait, DbBackend, Statement, TransactionTrait, Value};
 use serde_json::{Map, Value as Json, json};
 use time::OffsetDateTime;
 use vellum_domain::{
@@ -27,8 +27,10 @@ use vellum_domain::{
     prepare_write,
 };
 use vellum_policy::Filter;
-use vellum_storage::collections::{Collection, CollectionDef, collection_by_slug, save_collection};
+use vellum_storage::Database;
+use vellum_storage::collections::{CollectionDef, collection_by_slug, save_collection};
 use vellum_storage::items::{FilterScope, ListItems, get_item, list_items};
+use vellum_storage::model::Collection;
 
 /// The collection the benchmark creates (or reuses, in a database given with `--database-url`).
 const COLLECTION: &str = "articles";
@@ -206,7 +208,7 @@ async fn run(cli: &Cli) -> Result<(), BenchError> {
 }
 
 /// Sets up the collection and measures; returns the JSON summary.
-async fn bench(db: &DatabaseConnection, cli: &Cli) -> Result<Json, BenchError> {
+async fn bench(db: &Database, cli: &Cli) -> Result<Json, BenchError> {
     let backend = backend_name(db.get_database_backend());
     vellum_storage::migrate(db).await?;
     let locales = ContentLocales::single(LocaleCode::parse("en").map_err(BenchError::setup)?);
@@ -314,7 +316,7 @@ fn say(message: &str) {
     let _ = writeln!(std::io::stderr(), "{message}");
 }
 
-async fn create_collection(db: &DatabaseConnection) -> Result<Collection, BenchError> {
+async fn create_collection(db: &Database) -> Result<Collection, BenchError> {
     let fields = [
         json!({"name": "title", "type": "string"}),
         json!({"name": "status", "type": "select",
@@ -339,7 +341,7 @@ async fn create_collection(db: &DatabaseConnection) -> Result<Collection, BenchE
 /// Inserts `count` items in one transaction, [`BATCH`] rows per statement. `data` is bound as
 /// text and converted to the stored JSONB the way the storage crate's `bind_json` does it.
 async fn seed(
-    db: &DatabaseConnection,
+    db: &Database,
     collection: &Collection,
     locales: &ContentLocales,
     count: u64,
@@ -410,16 +412,13 @@ fn placeholder(backend: DbBackend, n: usize) -> String {
 }
 
 /// Fresh planner statistics on both backends, as a server that has been running would have.
-async fn analyze(db: &DatabaseConnection) -> Result<(), BenchError> {
+async fn analyze(db: &Database) -> Result<(), BenchError> {
     db.execute_unprepared("ANALYZE").await?;
     Ok(())
 }
 
 /// The smallest and largest live item id of the collection, and the number of live items.
-async fn id_range(
-    db: &DatabaseConnection,
-    collection: &Collection,
-) -> Result<(i64, i64, i64), BenchError> {
+async fn id_range(db: &Database, collection: &Collection) -> Result<(i64, i64, i64), BenchError> {
     let backend = db.get_database_backend();
     let row = db
         .query_one_raw(Statement::from_sql_and_values(

@@ -77,7 +77,7 @@ pub async fn authenticate(state: &AppState, facts: &RequestFacts<'_>) -> Result<
 fn touch(state: AppState, id: i64) {
     tokio::spawn(async move {
         let at = OffsetDateTime::now_utc();
-        if let Err(err) = vellum_storage::access::touch_api_key(state.db(), id, at).await {
+        if let Err(err) = vellum_storage::keys::touch_api_key(state.db(), id, at).await {
             tracing::warn!(error = %error_chain(&err), key = id, "could not record key use");
         }
     });

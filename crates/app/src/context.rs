@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use vellum_storage::blob::{BlobStore, ObjectBlobStore};
-use vellum_storage::{DatabaseConnection, StorageError};
+use vellum_storage::{Database, StorageError};
 
 use crate::app_config::AppConfig;
 use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
@@ -67,7 +67,7 @@ pub struct AppState {
 
 #[derive(Debug)]
 struct Inner {
-    db: DatabaseConnection,
+    db: Database,
     config: AppConfig,
     cache: Arc<dyn ResponseCache>,
     epoch: Arc<dyn Epoch>,
@@ -95,7 +95,7 @@ impl AppState {
     ///
     /// # Errors
     /// When the project cannot be read from the database.
-    pub async fn new(db: DatabaseConnection, config: AppConfig) -> Result<Self, StorageError> {
+    pub async fn new(db: Database, config: AppConfig) -> Result<Self, StorageError> {
         Self::with_blobs(db, config, Arc::new(ObjectBlobStore::in_memory())).await
     }
 
@@ -104,7 +104,7 @@ impl AppState {
     /// # Errors
     /// When the project cannot be read from the database.
     pub async fn with_blobs(
-        db: DatabaseConnection,
+        db: Database,
         config: AppConfig,
         blobs: Arc<dyn BlobStore>,
     ) -> Result<Self, StorageError> {
@@ -117,7 +117,7 @@ impl AppState {
     /// # Errors
     /// When the project cannot be read from the database.
     pub async fn with_backends(
-        db: DatabaseConnection,
+        db: Database,
         config: AppConfig,
         backends: Backends,
     ) -> Result<Self, StorageError> {
@@ -145,7 +145,7 @@ impl AppState {
     }
 
     #[must_use]
-    pub fn db(&self) -> &DatabaseConnection {
+    pub fn db(&self) -> &Database {
         &self.inner.db
     }
 

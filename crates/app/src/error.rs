@@ -79,15 +79,13 @@ impl From<StorageError> for AppError {
                 "file",
                 format!("The file may not be larger than {limit} bytes."),
             ),
-            StorageError::Conflict(message) => Self::invalid("data", message),
-            StorageError::Db(ref db) if vellum_storage::db_unavailable(db) => {
-                Self::Unavailable(err)
-            }
-            // The blob store (a bucket, a disk) failing is a dependency outage, like the
-            // database's: retryable, not a bug (a missing blob is `NotFound` above).
-            StorageError::Connect(_) | StorageError::Blob { .. } | StorageError::StorageFailing => {
-                Self::Unavailable(err)
-            }
+            StorageError::Conflict { field, message } => Self::invalid(field, message),
+            // The database or the blob store (a bucket, a disk) failing is a dependency outage:
+            // retryable, not a bug (a missing blob is `NotFound` above).
+            StorageError::Unavailable(_)
+            | StorageError::Connect(_)
+            | StorageError::Blob { .. }
+            | StorageError::StorageFailing => Self::Unavailable(err),
             StorageError::Migrate(_)
             | StorageError::Db(_)
             | StorageError::Corrupt(_)

@@ -9,8 +9,8 @@
 use serde_json::Value;
 use vellum_domain::CollectionSlug;
 use vellum_policy::{CollectionAction, Decision, Reason, Role};
-use vellum_storage::collections::Collection;
 use vellum_storage::items::{self, FilterScope};
+use vellum_storage::model::Collection;
 
 use crate::context::AppState;
 use crate::error::AppError;

@@ -1,7 +1,5 @@
 //! Readiness: whether this process can serve requests now, dependency by dependency.
 
-use vellum_storage::StorageError;
-
 use crate::context::AppState;
 use crate::telemetry::error_chain;
 
@@ -27,7 +25,7 @@ impl Readiness {
 /// failure's cause goes to the log only.
 pub async fn readiness(state: &AppState) -> Readiness {
     let check = async {
-        state.db().ping().await.map_err(StorageError::Db)?;
+        state.db().ping().await?;
         state.write_check().check(state.db()).await
     };
     let database = match tokio::time::timeout(CHECK_TIMEOUT, check).await {

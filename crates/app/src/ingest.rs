@@ -19,7 +19,7 @@ use vellum_imaging::{PROBE_BYTES, Probe, probe};
 use vellum_policy::{Authorized, FileWrite};
 use vellum_storage::blob::{BlobStore, StagedBlob};
 use vellum_storage::files::{NewFile, StoredFile, create_uploaded_file, delete_unused_blob};
-use vellum_storage::{DatabaseConnection, StorageError};
+use vellum_storage::{Database, StorageError};
 
 /// What an upload says about itself besides its bytes.
 #[derive(Debug, Clone)]
@@ -115,7 +115,7 @@ pub async fn discard(blobs: &dyn BlobStore, received: Received) {
 /// A database or blob store error, or [`StorageError::Conflict`] for a parent that is not a live
 /// folder the grant reaches.
 pub async fn record(
-    db: &DatabaseConnection,
+    db: &Database,
     blobs: &dyn BlobStore,
     grant: &Authorized<FileWrite>,
     received: Received,
@@ -157,7 +157,7 @@ pub async fn record(
 /// # Errors
 /// As [`receive`] and [`record`].
 pub async fn ingest(
-    db: &DatabaseConnection,
+    db: &Database,
     blobs: &dyn BlobStore,
     grant: &Authorized<FileWrite>,
     upload: Upload,

@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use vellum_domain::{LocaleCode, WriteContext, WriteMode, prepare_write};
 use vellum_policy::{Authorized, CollectionAction, ItemGrant, ItemWrite};
-use vellum_storage::collections::Collection;
 use vellum_storage::items::{self as stored, FilterScope, ListItems};
+use vellum_storage::model::Collection;
 
 use crate::actor::Actor;
 use crate::context::AppState;

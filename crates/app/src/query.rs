@@ -5,8 +5,8 @@
 
 use vellum_domain::{ContentLocales, LocaleCode, LocaleSelection, ValidationErrors};
 use vellum_policy::{FieldPolicy, Filter, FilterField, PolicyError};
-use vellum_storage::collections::Collection;
 use vellum_storage::items::SortKey;
+use vellum_storage::model::Collection;
 
 use crate::error::AppError;
 

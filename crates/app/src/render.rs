@@ -22,10 +22,10 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use vellum_domain::{FieldDef, LocaleSelection, TypeSettings, ValueShape, flatten_for_read};
 use vellum_policy::{FileExpansion, WriteEcho};
-use vellum_storage::access::{MiniUser, users_by_ids};
-use vellum_storage::collections::Collection;
 use vellum_storage::files::{StoredFile, get_files};
 use vellum_storage::items::{Item, items_by_ids, with_role_view};
+use vellum_storage::model::Collection;
+use vellum_storage::users::{MiniUser, users_by_ids};
 
 use crate::actor::Actor;
 use crate::context::AppState;

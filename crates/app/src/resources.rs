@@ -5,9 +5,9 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use vellum_policy::FieldPolicy;
-use vellum_storage::access::MiniUser;
-use vellum_storage::collections::Collection;
 use vellum_storage::files::{FileKind, StoredFile};
+use vellum_storage::model::Collection;
+use vellum_storage::users::MiniUser;
 
 /// The image presets every image file advertises in `transforms` (the operator contract's
 /// "Files and transforms").

@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use vellum_domain::{ContentLocales, HashKey, LocaleCode};
 use vellum_policy::{Filter, KeyId, OriginAllowlist, Role};
-use vellum_storage::access::FoundKey;
-use vellum_storage::collections::Collection;
+use vellum_storage::keys::FoundKey;
+use vellum_storage::model::Collection;
 use vellum_storage::project::ProjectSettings;
-use vellum_storage::{DatabaseConnection, StorageError};
+use vellum_storage::{Database, StorageError};
 
 use crate::cache::key::KeyHasher;
 /// The project as requests see it, consistent within one request.
@@ -94,8 +94,8 @@ impl TotalsMemo {
 }
 
 impl Snapshot {
-    pub(crate) async fn load(db: &DatabaseConnection, epoch: u64) -> Result<Self, StorageError> {
-        use vellum_storage::{access, collections, project};
+    pub(crate) async fn load(db: &Database, epoch: u64) -> Result<Self, StorageError> {
+        use vellum_storage::{collections, project, roles};
         let settings = project::load_settings(db).await?;
         let locales = settings
             .locales()
@@ -109,12 +109,11 @@ impl Snapshot {
             .into_iter()
             .map(Arc::new)
             .collect();
-        let mut roles = HashMap::new();
-        for summary in access::list_roles(db).await? {
-            if let Some(role) = access::load_role(db, &summary.name).await? {
-                roles.insert(summary.name, Arc::new(role));
-            }
-        }
+        let roles: HashMap<_, _> = roles::load_roles(db)
+            .await?
+            .into_iter()
+            .map(|role| (role.name.clone(), Arc::new(role)))
+            .collect();
         Ok(Self {
             by_slug: collections
                 .iter()
@@ -197,13 +196,13 @@ impl Snapshot {
     /// The key with this id, from the memo or the database.
     pub(crate) async fn find_key(
         &self,
-        db: &DatabaseConnection,
+        db: &Database,
         key_id: &KeyId,
     ) -> Result<Option<Arc<FoundKey>>, StorageError> {
         if let Some(found) = self.lock_keys().get(key_id) {
             return Ok(found.clone());
         }
-        let found = vellum_storage::access::find_api_key(db, key_id)
+        let found = vellum_storage::keys::find_api_key(db, key_id)
             .await?
             .map(Arc::new);
         let mut keys = self.lock_keys();

@@ -169,19 +169,9 @@ impl ResponseError for ApiError {
 #[cfg(test)]
 mod tests {
     use actix_web::body::MessageBody;
-    use vellum_storage::DbErr;
+    use sea_orm::DbErr;
 
     use super::*;
-
-    /// A real error of SQLite's: `sql` on an in-memory database whose pages are capped.
-    async fn sqlite_error(sql: &str) -> DbErr {
-        use sea_orm::ConnectionTrait;
-        let db = vellum_storage::connect("sqlite::memory:").await.unwrap();
-        db.execute_unprepared("CREATE TABLE t (body BLOB); PRAGMA max_page_count = 3")
-            .await
-            .unwrap();
-        db.execute_unprepared(sql).await.unwrap_err()
-    }
 
     /// Status, `Retry-After`, `Connection: close`? and body of an error's response.
     fn response_of(err: ApiError) -> (StatusCode, Option<String>, bool, String) {
@@ -378,6 +368,16 @@ mod tests {
         ));
     }
 
+    /// A real error of SQLite's: `sql` on an in-memory database whose pages are capped.
+    async fn sqlite_error(sql: &str) -> DbErr {
+        use sea_orm::ConnectionTrait;
+        let db = vellum_storage::connect("sqlite::memory:").await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (body BLOB); PRAGMA max_page_count = 3")
+            .await
+            .unwrap();
+        db.execute_unprepared(sql).await.unwrap_err()
+    }
+
     fn answer(err: StorageError) -> (StatusCode, Option<String>, String) {
         let res = ApiError::from(err).error_response();
         let retry = res
@@ -392,7 +392,7 @@ mod tests {
     #[actix_web::test]
     async fn a_full_database_is_503_with_retry_after() {
         let full = sqlite_error("INSERT INTO t VALUES (zeroblob(100000))").await;
-        let (status, retry, body) = answer(StorageError::Db(full));
+        let (status, retry, body) = answer(StorageError::from(full));
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(retry.as_deref(), Some("5"));
         assert_eq!(body, r#"{"message":"Service unavailable."}"#);
@@ -400,7 +400,7 @@ mod tests {
 
     #[actix_web::test]
     async fn an_unreachable_database_is_503_with_retry_after() {
-        let (status, retry, _) = answer(StorageError::Db(DbErr::ConnectionAcquire(
+        let (status, retry, _) = answer(StorageError::from(DbErr::ConnectionAcquire(
             sea_orm::error::ConnAcquireErr::Timeout,
         )));
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
@@ -410,7 +410,7 @@ mod tests {
     #[actix_web::test]
     async fn a_query_error_is_500_without_retry_after() {
         let bad = sqlite_error("SELECT * FROM nowhere").await;
-        let (status, retry, body) = answer(StorageError::Db(bad));
+        let (status, retry, body) = answer(StorageError::from(bad));
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(retry, None);
         assert_eq!(body, r#"{"message":"Server error."}"#);

@@ -9,10 +9,11 @@ use time::format_description::well_known::Rfc3339;
 use vellum_domain::{CollectionSlug, FieldDef, WriteContext, WriteMode, prepare_write};
 use vellum_policy::{ApiKeySecret, IpAllowlist, Role, Visibility};
 use vellum_storage::StorageError;
-use vellum_storage::access::{self, NewApiKey};
 use vellum_storage::collections::{self, CollectionDef};
 use vellum_storage::files::{self, FileKind, FilePatch, ListFiles, ParentFilter};
+use vellum_storage::keys::{self, NewApiKey};
 use vellum_storage::{items, project};
+use vellum_storage::{roles, seed};
 
 use crate::path::join;
 use crate::{ManifestError, schema};
@@ -53,7 +54,7 @@ pub async fn apply<C: ConnectionTrait + TransactionTrait>(
     schema::check(manifest)?;
     let fields = check_fields(manifest)?;
     let tx = db.begin().await?;
-    access::seed_system(&tx).await?;
+    seed::seed_system(&tx).await?;
     apply_settings(&tx, manifest).await?;
     apply_collections(&tx, manifest, fields).await?;
     apply_roles(&tx, manifest).await?;
@@ -140,7 +141,7 @@ async fn apply_settings<C: ConnectionTrait + TransactionTrait>(
         .map_err(|e| match e {
             // "setting <key>: <problem>" names the key; "settings: <problem>" is about the
             // settings together (a default locale that is not enabled).
-            StorageError::Conflict(message) => match message.strip_prefix("setting ") {
+            StorageError::Conflict { message, .. } => match message.strip_prefix("setting ") {
                 Some(rest) => match rest.split_once(": ") {
                     Some((key, problem)) => ManifestError::invalid(join("settings", key), problem),
                     None => ManifestError::invalid("settings", message),
@@ -195,7 +196,7 @@ async fn apply_collections<C: ConnectionTrait + TransactionTrait>(
         collections::save_collection(tx, &def)
             .await
             .map_err(|e| match e {
-                StorageError::Conflict(message) => {
+                StorageError::Conflict { message, .. } => {
                     ManifestError::invalid(format!("collections[{i}]"), message)
                 }
                 other => other.into(),
@@ -285,14 +286,14 @@ async fn apply_roles<C: ConnectionTrait + TransactionTrait>(
             other => ManifestError::invalid(at.clone(), other),
         })?;
         check_rule_fields(tx, &at, &role).await?;
-        let existing = access::load_role(tx, name).await?;
+        let existing = roles::load_role(tx, name).await?;
         // Compared as JSON: PostgreSQL's jsonb may reorder a stored item filter's keys, which
         // changes the in-memory order of its conditions but not their meaning.
         if existing.is_some_and(|r| r.to_json() == role.to_json()) {
             continue;
         }
-        access::save_role(tx, &role).await.map_err(|e| match e {
-            StorageError::Conflict(message) => ManifestError::invalid(at.clone(), message),
+        roles::save_role(tx, &role).await.map_err(|e| match e {
+            StorageError::Conflict { message, .. } => ManifestError::invalid(at.clone(), message),
             other => other.into(),
         })?;
     }
@@ -378,24 +379,24 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
             ),
             None => None,
         };
-        if access::load_role(tx, role).await?.is_none() {
+        if roles::load_role(tx, role).await?.is_none() {
             return Err(ManifestError::invalid(
                 join(&at, "role"),
                 format!("unknown role \"{role}\""),
             ));
         }
-        if let Some(existing) = access::api_key_by_name(tx, name).await? {
+        if let Some(existing) = keys::api_key_by_name(tx, name).await? {
             // What the key may do follows the manifest (a tightened IP allowlist must take
             // effect). Its secret, shown when it was created, is never shown again; it is kept
             // unless the manifest names another one, which replaces it (rotation: an operator
             // who edits a leaked secret must not be left with the leaked one still valid). A
             // revoked key stays revoked either way, as it always has.
-            access::update_api_key(tx, name, role, &ip_allowlist, expires_at).await?;
+            keys::update_api_key(tx, name, role, &ip_allowlist, expires_at).await?;
             if let Some(given) = given
-                && access::rotate_api_key_secret(tx, existing.id, &given.key_id(), &given.digest())
+                && keys::rotate_api_key_secret(tx, existing.id, &given.key_id(), &given.digest())
                     .await
                     .map_err(|e| match e {
-                        StorageError::Conflict(message) => {
+                        StorageError::Conflict { message, .. } => {
                             ManifestError::invalid(join(&at, "secret"), message)
                         }
                         other => other.into(),
@@ -409,7 +410,7 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
             Some(secret) => secret,
             None => ApiKeySecret::generate().map_err(|e| ManifestError::invalid(&at, e))?,
         };
-        access::create_api_key(
+        keys::create_api_key(
             tx,
             NewApiKey {
                 name,
@@ -421,7 +422,7 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
         )
         .await
         .map_err(|e| match e {
-            StorageError::Conflict(message) => ManifestError::invalid(at.clone(), message),
+            StorageError::Conflict { message, .. } => ManifestError::invalid(at.clone(), message),
             other => other.into(),
         })?;
         report
@@ -472,14 +473,14 @@ async fn apply_folders<C: ConnectionTrait + TransactionTrait>(
                 };
                 let grant = vellum_policy::Role::super_admin()
                     .authorize_file_write(vellum_policy::FileAction::Update)
-                    .map_err(|d| StorageError::Conflict(d.to_string()))?;
+                    .map_err(|d| StorageError::conflict(d.to_string()))?;
                 files::update_file(tx, &grant, folder.id, patch).await?.id
             }
             None => {
                 files::create_folder(tx, parent, name, access)
                     .await
                     .map_err(|e| match e {
-                        StorageError::Conflict(message) => {
+                        StorageError::Conflict { message, .. } => {
                             ManifestError::invalid(at.clone(), message)
                         }
                         other => other.into(),

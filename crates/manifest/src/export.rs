@@ -8,7 +8,7 @@ use sea_orm::ConnectionTrait;
 use serde_json::{Map, Value, json};
 use time::format_description::well_known::Rfc3339;
 use vellum_storage::files::{self, FileKind, ListFiles, ParentFilter};
-use vellum_storage::{access, collections, items, project};
+use vellum_storage::{collections, items, keys, project, roles};
 
 use crate::ManifestError;
 
@@ -45,22 +45,21 @@ pub async fn export<C: ConnectionTrait>(
     manifest.insert("collections".into(), Value::Array(out));
 
     let mut roles = Vec::new();
-    for summary in access::list_roles(db).await? {
-        if summary.name == "super-admin" {
+    // Every role in creation order, in two queries rather than one per role.
+    for role in roles::load_roles(db).await? {
+        if role.name == "super-admin" {
             continue;
         }
-        if let Some(role) = access::load_role(db, &summary.name).await? {
-            let mut obj = Map::new();
-            obj.insert("name".into(), Value::String(summary.name.clone()));
-            if let Value::Object(matrices) = role.to_json() {
-                obj.extend(matrices);
-            }
-            roles.push(Value::Object(obj));
+        let mut obj = Map::new();
+        obj.insert("name".into(), Value::String(role.name.clone()));
+        if let Value::Object(matrices) = role.to_json() {
+            obj.extend(matrices);
         }
+        roles.push(Value::Object(obj));
     }
     manifest.insert("roles".into(), Value::Array(roles));
 
-    let keys: Vec<Value> = access::list_api_keys(db)
+    let keys: Vec<Value> = keys::list_api_keys(db)
         .await?
         .into_iter()
         .filter(|k| k.revoked_at.is_none())

@@ -63,6 +63,6 @@ impl ManifestError {
 
 impl From<sea_orm::DbErr> for ManifestError {
     fn from(err: sea_orm::DbErr) -> Self {
-        Self::Storage(vellum_storage::StorageError::Db(err))
+        Self::Storage(vellum_storage::StorageError::from(err))
     }
 }

@@ -3,10 +3,11 @@
 //! nothing changed, and the export/apply round trip.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use vellum_manifest::{ManifestError, apply, export};
 use vellum_policy::{ApiKeySecret, KeyCheck};
+use vellum_storage::Database;
 use vellum_storage::testing::TestDb;
 
 fn example() -> Value {
@@ -63,7 +64,7 @@ fn example() -> Value {
     })
 }
 
-async fn count(db: &DatabaseConnection, table: &str) -> i64 {
+async fn count(db: &Database, table: &str) -> i64 {
     let row = db
         .query_one_raw(Statement::from_string(
             db.get_database_backend(),
@@ -87,7 +88,7 @@ const TABLES: [&str; 9] = [
     "settings",
 ];
 
-async fn counts(db: &DatabaseConnection) -> Vec<i64> {
+async fn counts(db: &Database) -> Vec<i64> {
     let mut out = Vec::new();
     for t in TABLES {
         out.push(count(db, t).await);
@@ -124,7 +125,7 @@ async fn the_contract_example_applies_and_a_second_apply_changes_nothing() {
         .unwrap();
     let author = articles.field("author").unwrap().def.settings.to_json();
     assert_eq!(author["related_collection_id"], json!(authors.id));
-    let editor = vellum_storage::access::load_role(&db.conn, "editor")
+    let editor = vellum_storage::roles::load_role(&db.conn, "editor")
         .await
         .unwrap()
         .unwrap();
@@ -287,7 +288,7 @@ async fn the_type_error_reads_like_the_contract() {
 async fn an_existing_key_follows_the_manifest_but_keeps_its_secret() {
     let db = TestDb::new().await.unwrap();
     let first = apply(&db.conn, &example()).await.unwrap();
-    let before = vellum_storage::access::api_key_by_name(&db.conn, "site-build")
+    let before = vellum_storage::keys::api_key_by_name(&db.conn, "site-build")
         .await
         .unwrap()
         .unwrap();
@@ -298,7 +299,7 @@ async fn an_existing_key_follows_the_manifest_but_keeps_its_secret() {
     });
     let again = apply(&db.conn, &changed).await.unwrap();
     assert_eq!(again.to_json(), json!({"api_keys": {}}));
-    let after = vellum_storage::access::api_key_by_name(&db.conn, "site-build")
+    let after = vellum_storage::keys::api_key_by_name(&db.conn, "site-build")
         .await
         .unwrap()
         .unwrap();
@@ -308,7 +309,7 @@ async fn an_existing_key_follows_the_manifest_but_keeps_its_secret() {
     assert!(after.expires_at.is_some());
     // The original secret still identifies the key.
     let secret = vellum_policy::ApiKeySecret::parse(&first.api_keys["site-build"]).unwrap();
-    let found = vellum_storage::access::find_api_key(&db.conn, &secret.key_id())
+    let found = vellum_storage::keys::find_api_key(&db.conn, &secret.key_id())
         .await
         .unwrap()
         .unwrap();
@@ -344,9 +345,9 @@ fn with_nf(secret: Option<&str>) -> Value {
 /// found by its key id (`find_api_key`, one indexed lookup), then `KeyRecord::check` (constant-
 /// time digest comparison, revocation, expiry). `None` when no key has that key id; the role of
 /// the key alongside its outcome otherwise.
-async fn key_check(db: &DatabaseConnection, bearer: &str) -> Option<(KeyCheck, String)> {
+async fn key_check(db: &Database, bearer: &str) -> Option<(KeyCheck, String)> {
     let secret = ApiKeySecret::parse(bearer).unwrap();
-    let found = vellum_storage::access::find_api_key(db, &secret.key_id())
+    let found = vellum_storage::keys::find_api_key(db, &secret.key_id())
         .await
         .unwrap()?;
     let outcome = found.record.check(&secret, time::OffsetDateTime::now_utc());
@@ -354,7 +355,7 @@ async fn key_check(db: &DatabaseConnection, bearer: &str) -> Option<(KeyCheck, S
 }
 
 /// Whether `bearer` authenticates as a key of the `editor` role.
-async fn authenticates(db: &DatabaseConnection, bearer: &str) -> bool {
+async fn authenticates(db: &Database, bearer: &str) -> bool {
     key_check(db, bearer).await == Some((KeyCheck::Valid, "editor".to_owned()))
 }
 
@@ -365,7 +366,7 @@ async fn a_changed_secret_rotates_the_key_and_the_old_one_stops_working() {
     assert_eq!(first.api_keys["nf"], OLD_SECRET);
     assert!(first.rotated_keys.is_empty());
     assert!(authenticates(&db.conn, OLD_SECRET).await);
-    let before = vellum_storage::access::api_key_by_name(&db.conn, "nf")
+    let before = vellum_storage::keys::api_key_by_name(&db.conn, "nf")
         .await
         .unwrap()
         .unwrap();
@@ -378,7 +379,7 @@ async fn a_changed_secret_rotates_the_key_and_the_old_one_stops_working() {
     assert_eq!(key_check(&db.conn, OLD_SECRET).await, None);
     assert!(authenticates(&db.conn, NEW_SECRET).await);
     // The same key, not a new one: same row and creation time, new lookup id.
-    let after = vellum_storage::access::api_key_by_name(&db.conn, "nf")
+    let after = vellum_storage::keys::api_key_by_name(&db.conn, "nf")
         .await
         .unwrap()
         .unwrap();
@@ -423,7 +424,7 @@ async fn a_secret_with_the_same_key_id_but_another_digest_rotates_too() {
 async fn a_revoked_key_stays_revoked_when_its_secret_changes() {
     let db = TestDb::new().await.unwrap();
     apply(&db.conn, &with_nf(Some(OLD_SECRET))).await.unwrap();
-    vellum_storage::access::revoke_api_key(&db.conn, "nf")
+    vellum_storage::keys::revoke_api_key(&db.conn, "nf")
         .await
         .unwrap();
     let report = apply(&db.conn, &with_nf(Some(NEW_SECRET))).await.unwrap();
@@ -434,7 +435,7 @@ async fn a_revoked_key_stays_revoked_when_its_secret_changes() {
         key_check(&db.conn, NEW_SECRET).await,
         Some((KeyCheck::Revoked, "editor".to_owned()))
     );
-    let key = vellum_storage::access::api_key_by_name(&db.conn, "nf")
+    let key = vellum_storage::keys::api_key_by_name(&db.conn, "nf")
         .await
         .unwrap()
         .unwrap();

@@ -429,7 +429,7 @@ impl ObjectBlobStore {
 /// content key.
 fn staging_path(staging: &str) -> Result<Path, StorageError> {
     let path = Path::parse(staging).map_err(|error| {
-        StorageError::Conflict(format!("invalid staged upload {staging:?}: {error}"))
+        StorageError::conflict(format!("invalid staged upload {staging:?}: {error}"))
     })?;
     let mut parts = path.parts();
     let under_staging = parts.next().is_some_and(|p| p.as_ref() == TEMP_PREFIX)
@@ -438,7 +438,7 @@ fn staging_path(staging: &str) -> Result<Path, StorageError> {
     if under_staging {
         Ok(path)
     } else {
-        Err(StorageError::Conflict(format!(
+        Err(StorageError::conflict(format!(
             "invalid staged upload {staging:?}: not in the staging area"
         )))
     }
@@ -549,7 +549,7 @@ impl BlobStore for ObjectBlobStore {
         if let Some(range) = &range
             && range.start >= range.end
         {
-            return Err(StorageError::Conflict(format!(
+            return Err(StorageError::conflict(format!(
                 "the byte range {}..{} is empty",
                 range.start, range.end
             )));
@@ -861,11 +861,11 @@ fn not_found_or(source: object_store::Error, op: &'static str) -> StorageError {
 /// here, once, rather than trusted to each backend.
 fn parse_key(key: &str) -> Result<Path, StorageError> {
     if key.len() > MAX_KEY_LEN {
-        return Err(StorageError::Conflict(format!(
+        return Err(StorageError::conflict(format!(
             "a blob key must be at most {MAX_KEY_LEN} bytes long"
         )));
     }
-    let invalid = |why: &str| StorageError::Conflict(format!("invalid blob key {key:?}: {why}"));
+    let invalid = |why: &str| StorageError::conflict(format!("invalid blob key {key:?}: {why}"));
     if key.is_empty() {
         return Err(invalid("it is empty"));
     }
@@ -945,7 +945,7 @@ mod tests {
         ] {
             let err = parse_key(key).unwrap_err();
             assert!(
-                matches!(err, StorageError::Conflict(ref message) if message.contains("blob key")),
+                matches!(err, StorageError::Conflict { ref message, .. } if message.contains("blob key")),
                 "{key:?}: {err:?}"
             );
         }

@@ -5,9 +5,10 @@
 //! [`save_collection`] makes the stored definition match a desired one (create, or update in
 //! place keeping field ids, so item links and grants survive a re-apply).
 
-use sea_orm::{ConnectionTrait, TransactionSession, TransactionTrait};
+use sea_orm::{ConnectionTrait, FromQueryResult, TransactionSession, TransactionTrait};
 use serde_json::Value as Json;
 use time::OffsetDateTime;
+use tracing::instrument;
 use vellum_domain::{
     CollectionSchema, CollectionSlug, FieldDef, FieldName, FieldType, LocaleCode, RuleOperator,
     UniqueCheck,
@@ -15,44 +16,10 @@ use vellum_domain::{
 
 use crate::StorageError;
 use crate::filter_sql::scalar_index_sql;
-use crate::items::claim_unique;
 use crate::links::sync_links;
-use crate::sql::{Sql, get_id, get_json, get_time, id_param, json_out, now};
-
-/// A stored field: its id (item links point at it) and sort position, plus the definition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredField {
-    pub id: i64,
-    pub sort: i32,
-    pub def: FieldDef,
-}
-
-/// A collection with its fields in `sort` order.
-#[derive(Debug, Clone)]
-pub struct Collection {
-    pub id: i64,
-    pub slug: CollectionSlug,
-    pub name: String,
-    pub is_singleton: bool,
-    pub created_at: Option<OffsetDateTime>,
-    pub updated_at: Option<OffsetDateTime>,
-    pub fields: Vec<StoredField>,
-    schema: CollectionSchema,
-}
-
-impl Collection {
-    /// The schema the domain crate validates and flattens with.
-    #[must_use]
-    pub fn schema(&self) -> &CollectionSchema {
-        &self.schema
-    }
-
-    /// The stored field called `name`.
-    #[must_use]
-    pub fn field(&self, name: &str) -> Option<&StoredField> {
-        self.fields.iter().find(|f| f.def.name.as_str() == name)
-    }
-}
+use crate::model::{Collection, StoredField};
+use crate::sql::{Sql, id_param, json_out, now, parse_json};
+use crate::unique::claim_unique;
 
 /// What [`save_collection`] makes true.
 #[derive(Debug, Clone)]
@@ -67,6 +34,7 @@ pub struct CollectionDef {
 ///
 /// # Errors
 /// A database error, or a stored field that no longer parses.
+#[instrument(skip_all, err)]
 pub async fn list_collections<C: ConnectionTrait>(db: &C) -> Result<Vec<Collection>, StorageError> {
     load(db, None).await
 }
@@ -75,6 +43,7 @@ pub async fn list_collections<C: ConnectionTrait>(db: &C) -> Result<Vec<Collecti
 ///
 /// # Errors
 /// A database error, or a stored field that no longer parses.
+#[instrument(skip_all, err, fields(collection = slug))]
 pub async fn collection_by_slug<C: ConnectionTrait>(
     db: &C,
     slug: &str,
@@ -86,6 +55,7 @@ pub async fn collection_by_slug<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error, or a stored field that no longer parses.
+#[instrument(skip_all, err, fields(collection_id = id))]
 pub async fn collection_by_id<C: ConnectionTrait>(
     db: &C,
     id: i64,
@@ -94,6 +64,37 @@ pub async fn collection_by_id<C: ConnectionTrait>(
         return Ok(None);
     };
     Ok(load(db, Some(Key::Id(id))).await?.into_iter().next())
+}
+
+/// A collection row as [`load`] reads it.
+#[derive(FromQueryResult)]
+struct CollectionRow {
+    id: i32,
+    slug: String,
+    name: String,
+    is_singleton: bool,
+    created_at: Option<OffsetDateTime>,
+    updated_at: Option<OffsetDateTime>,
+}
+
+/// A field row as [`load`] reads it (`settings` as JSON text).
+#[derive(FromQueryResult)]
+struct FieldRow {
+    id: i32,
+    collection_id: i32,
+    name: String,
+    /// The `type` column (a keyword in Rust).
+    field_type: String,
+    translatable: bool,
+    settings: Option<String>,
+    sort: i32,
+}
+
+/// An item's id and `data` (as JSON text), for rebuilding what derives from `data`.
+#[derive(FromQueryResult)]
+struct ItemDataRow {
+    id: i32,
+    data: Option<String>,
 }
 
 enum Key<'a> {
@@ -118,20 +119,19 @@ async fn load<C: ConnectionTrait>(
         None => {}
     }
     sql.push(" ORDER BY id");
-    let rows = sql.all(db).await?;
+    let rows: Vec<CollectionRow> = sql.all_as(db).await?;
     if rows.is_empty() {
         return Ok(Vec::new());
     }
     let mut collections = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let slug: String = row.try_get("", "slug")?;
+    for row in rows {
         collections.push(Collection {
-            id: get_id(row, "id")?,
-            slug: CollectionSlug::parse(&slug).map_err(StorageError::corrupt)?,
-            name: row.try_get("", "name")?,
-            is_singleton: row.try_get("", "is_singleton")?,
-            created_at: get_time(row, "created_at")?,
-            updated_at: get_time(row, "updated_at")?,
+            id: i64::from(row.id),
+            slug: CollectionSlug::parse(&row.slug).map_err(StorageError::corrupt)?,
+            name: row.name,
+            is_singleton: row.is_singleton,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
             fields: Vec::new(),
             schema: CollectionSchema::default(),
         });
@@ -139,7 +139,7 @@ async fn load<C: ConnectionTrait>(
 
     let mut sql = Sql::new(backend);
     sql.push(&format!(
-        "SELECT id, collection_id, name, type, translatable, {}, sort FROM fields",
+        "SELECT id, collection_id, name, type AS field_type, translatable, {}, sort FROM fields",
         json_out(backend, "settings") + " AS settings"
     ));
     if key.is_some() {
@@ -148,19 +148,17 @@ async fn load<C: ConnectionTrait>(
         sql.bind(id_param(id).unwrap_or(0));
     }
     sql.push(" ORDER BY collection_id, sort, id");
-    for row in sql.all(db).await? {
-        let collection_id = get_id(&row, "collection_id")?;
-        let name: String = row.try_get("", "name")?;
-        let type_name: String = row.try_get("", "type")?;
-        let field_type = FieldType::parse(&type_name).map_err(StorageError::corrupt)?;
-        let translatable: bool = row.try_get("", "translatable")?;
-        let settings = get_json(&row, "settings")?;
-        let def = FieldDef::new(&name, field_type, translatable, &settings)
+    for row in sql.all_as::<FieldRow, _>(db).await? {
+        let name = row.name;
+        let field_type = FieldType::parse(&row.field_type).map_err(StorageError::corrupt)?;
+        let settings = parse_json(row.settings.as_deref())?;
+        let def = FieldDef::new(&name, field_type, row.translatable, &settings)
             .map_err(|e| StorageError::corrupt(format!("field {name}: {e}")))?;
+        let collection_id = i64::from(row.collection_id);
         if let Some(c) = collections.iter_mut().find(|c| c.id == collection_id) {
             c.fields.push(StoredField {
-                id: get_id(&row, "id")?,
-                sort: row.try_get("", "sort")?,
+                id: i64::from(row.id),
+                sort: row.sort,
                 def,
             });
         }
@@ -182,11 +180,12 @@ async fn load<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error (the transaction is rolled back, nothing changes).
+#[instrument(skip_all, err, fields(collection = %def.slug))]
 pub async fn save_collection<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     def: &CollectionDef,
 ) -> Result<(Collection, bool), StorageError> {
-    CollectionSchema::new(def.fields.clone()).map_err(|e| StorageError::Conflict(e.to_string()))?;
+    CollectionSchema::new(def.fields.clone()).map_err(|e| StorageError::conflict(e.to_string()))?;
     let tx = crate::sql::begin_write(db).await?;
     let backend = tx.get_database_backend();
     let at = now();
@@ -366,9 +365,9 @@ async fn rebuild_derived<C: ConnectionTrait>(
     ))
     .bind(id_param(collection.id).unwrap_or(0))
     .push(" ORDER BY id");
-    for row in sql.all(tx).await? {
-        let id = get_id(&row, "id")?;
-        let Json::Object(data) = get_json(&row, "data")? else {
+    for row in sql.all_as::<ItemDataRow, _>(tx).await? {
+        let id = i64::from(row.id);
+        let Json::Object(data) = parse_json(row.data.as_deref())? else {
             continue;
         };
         if !relink.is_empty() {
@@ -384,7 +383,7 @@ async fn rebuild_derived<C: ConnectionTrait>(
         claim_unique(tx, collection, id, &checks)
             .await
             .map_err(|e| match e {
-                StorageError::Invalid(errors) => StorageError::Conflict(format!(
+                StorageError::Invalid(errors) => StorageError::conflict(format!(
                     "existing items hold duplicate values ({}); make them unique before adding the rule",
                     errors.iter().map(|(k, _)| k).collect::<Vec<_>>().join(", ")
                 )),
@@ -429,6 +428,7 @@ fn stored_unique_values(
 ///
 /// # Errors
 /// [`StorageError::NotFound`] when there is no such collection.
+#[instrument(skip_all, err, fields(collection = slug))]
 pub async fn delete_collection<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     slug: &str,

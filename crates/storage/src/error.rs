@@ -13,10 +13,15 @@ pub enum StorageError {
     /// Applying the schema failed.
     #[error("could not migrate the database")]
     Migrate(#[source] DbErr),
-    /// A query failed for a reason the caller cannot fix (connection lost, constraint the model
-    /// did not expect, …).
+    /// The database cannot do this now (unreachable, connection lost, disk full, I/O error,
+    /// locked past the busy timeout): an outage the client may retry. Decided here, when the
+    /// driver's error is converted (`From<DbErr>`), so no upper layer reads sea-orm's variants.
     #[error("database error")]
-    Db(#[from] DbErr),
+    Unavailable(#[source] DbErr),
+    /// A query failed for a reason neither the caller nor a retry can fix (a constraint the
+    /// model did not expect, a bad query): a bug or a broken schema.
+    #[error("database error")]
+    Db(#[source] DbErr),
     /// The row asked for does not exist (or is soft-deleted, or outside the caller's filter).
     #[error("{what} not found")]
     NotFound { what: &'static str },
@@ -36,9 +41,11 @@ pub enum StorageError {
     #[error("the file is private and the role may not read private files")]
     PrivateFile,
     /// A write would break a rule of the model (a name already used, a parent that is not a
-    /// folder, …); the message is safe to show to the caller.
-    #[error("{0}")]
-    Conflict(String),
+    /// folder, …); the message is safe to show to the caller. `field` names what the conflict is
+    /// about as the caller wrote it (`"data"`: the written document as a whole), so the HTTP
+    /// layer keys its 422 by it without guessing.
+    #[error("{message}")]
+    Conflict { field: String, message: String },
     /// A stored value could not be read back (corrupt JSON, an unknown field type). Never caused
     /// by a request.
     #[error("stored data is corrupt: {0}")]
@@ -66,17 +73,69 @@ pub enum StorageError {
     TooLarge { limit: u64 },
 }
 
-impl StorageError {
-    /// Whether the database's storage is failing (a full disk, I/O errors): the readiness check
-    /// fails for a moment after a request hits it ([`db_storage_failure`]).
-    #[must_use]
-    pub fn is_storage_failure(&self) -> bool {
-        matches!(self, Self::Db(err) if db_storage_failure(err))
-    }
+/// Where a conflict is about the written document as a whole rather than one named field.
+pub const DATA_FIELD: &str = "data";
 
+impl From<DbErr> for StorageError {
+    /// Classifies the driver's error once: an outage ([`StorageError::Unavailable`]) or an error
+    /// of the query ([`StorageError::Db`]).
+    fn from(err: DbErr) -> Self {
+        if db_unavailable(&err) {
+            Self::Unavailable(err)
+        } else {
+            Self::Db(err)
+        }
+    }
+}
+
+impl StorageError {
     pub(crate) fn corrupt(what: impl std::fmt::Display) -> Self {
         Self::Corrupt(what.to_string())
     }
+
+    /// A conflict about the written document as a whole ([`DATA_FIELD`]).
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::conflict_on(DATA_FIELD, message)
+    }
+
+    /// A conflict about the named field.
+    pub fn conflict_on(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Conflict {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Whether this is a database outage the client may retry (see [`StorageError::Unavailable`]).
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
+    }
+
+    /// Whether this error says the database's storage failed (a full disk, an I/O error, a file
+    /// that cannot be opened): the outages a write probe can miss, since a probe's one page may
+    /// still fit where a real write does not. Busy and locked databases, pool time-outs and
+    /// lost connections are not storage failures.
+    #[must_use]
+    pub fn is_storage_failure(&self) -> bool {
+        matches!(self, Self::Unavailable(err) if db_storage_failure(err))
+    }
+
+    /// Whether the database refused the write under a unique index.
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        matches!(self, Self::Db(e)
+            if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))))
+    }
+}
+
+/// Refuses an empty name or one with leading or trailing spaces, naming what it names.
+pub(crate) fn check_name(what: &str, name: &str) -> Result<(), StorageError> {
+    if name.trim().is_empty() || name.trim() != name {
+        return Err(StorageError::conflict(format!(
+            "a {what} name must be non-empty without leading or trailing spaces"
+        )));
+    }
+    Ok(())
 }
 
 /// Whether a database error is an outage the client may retry rather than a bug or a bad query:
@@ -91,7 +150,7 @@ impl StorageError {
 /// Constraint violations, syntax errors and the like stay errors of the query: retrying them
 /// cannot help.
 #[must_use]
-pub fn db_unavailable(err: &DbErr) -> bool {
+pub(crate) fn db_unavailable(err: &DbErr) -> bool {
     use sea_orm::RuntimeErr;
     use sea_orm::sqlx::Error as Sqlx;
     let sqlx = match err {
@@ -121,7 +180,7 @@ pub fn db_unavailable(err: &DbErr) -> bool {
 /// probe's one page may still fit where a real write does not. Busy and locked databases, pool
 /// time-outs and lost connections are not storage failures.
 #[must_use]
-pub fn db_storage_failure(err: &DbErr) -> bool {
+pub(crate) fn db_storage_failure(err: &DbErr) -> bool {
     use sea_orm::RuntimeErr;
     use sea_orm::sqlx::Error as Sqlx;
     let (DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e))) = err

@@ -7,25 +7,22 @@
 //! the item as written (refused with [`StorageError::OutsideItemFilter`]). Every write —
 //! item row, revision, link rows, `unique` claims — runs in one transaction.
 
-use sea_orm::{
-    ConnectionTrait, DbBackend, QueryResult, SqlErr, TransactionSession, TransactionTrait,
-};
+use sea_orm::{ConnectionTrait, DbBackend, FromQueryResult, TransactionSession, TransactionTrait};
 use serde_json::{Map, Value as Json};
-use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
+use tracing::instrument;
 use vellum_domain::{
-    ContentLocales, LocaleSelection, PreparedWrite, UniqueCheck, ValidationErrors, flatten_for_read,
+    ContentLocales, LocaleSelection, PreparedWrite, ValidationErrors, flatten_for_read,
 };
 use vellum_policy::{Authorized, CollectionAction, Filter, ItemRef, ItemWrite};
 
 use crate::StorageError;
-use crate::collections::Collection;
 pub use crate::filter_sql::{FilterScope, SortKey};
 use crate::filter_sql::{push_filter, push_order, scalar_index_hint};
 use crate::links::{check_references, sync_links};
-use crate::sql::{
-    Sql, begin_write, get_id, get_json, get_object, get_opt_id, get_time, id_param, json_out, now,
-};
+use crate::model::Collection;
+use crate::sql::{Sql, begin_write, id_param, json_out, now, parse_json, parse_object};
+use crate::unique::{claim_unique, release_unique};
 
 /// A stored item, `data` as stored (translatable values as locale maps).
 #[derive(Debug, Clone, PartialEq)]
@@ -98,17 +95,44 @@ fn select(backend: DbBackend) -> Sql {
     sql
 }
 
-fn item_of(row: &QueryResult) -> Result<Item, StorageError> {
-    Ok(Item {
-        id: get_id(row, "id")?,
-        collection_id: get_id(row, "collection_id")?,
-        data: get_object(row, "data")?,
-        created_at: get_time(row, "created_at")?,
-        updated_at: get_time(row, "updated_at")?,
-        deleted_at: get_time(row, "deleted_at")?,
-        user_created_id: get_opt_id(row, "user_created_id")?,
-        user_updated_id: get_opt_id(row, "user_updated_id")?,
-    })
+/// An item as [`select`] reads it (`data` as JSON text).
+#[derive(FromQueryResult)]
+struct ItemRow {
+    id: i32,
+    collection_id: i32,
+    data: Option<String>,
+    created_at: Option<OffsetDateTime>,
+    updated_at: Option<OffsetDateTime>,
+    deleted_at: Option<OffsetDateTime>,
+    user_created_id: Option<i32>,
+    user_updated_id: Option<i32>,
+}
+
+impl TryFrom<ItemRow> for Item {
+    type Error = StorageError;
+
+    fn try_from(row: ItemRow) -> Result<Self, StorageError> {
+        Ok(Item {
+            id: i64::from(row.id),
+            collection_id: i64::from(row.collection_id),
+            data: parse_object(row.data.as_deref(), "data")?,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            deleted_at: row.deleted_at,
+            user_created_id: row.user_created_id.map(i64::from),
+            user_updated_id: row.user_updated_id.map(i64::from),
+        })
+    }
+}
+
+/// A revision as [`revisions`] reads it.
+#[derive(FromQueryResult)]
+struct RevisionRow {
+    id: i32,
+    item_id: i32,
+    user_id: Option<i32>,
+    created_at: Option<OffsetDateTime>,
+    data: Option<String>,
 }
 
 /// From this offset on, a list whose filter the scalar index covers picks the page's ids from
@@ -118,10 +142,6 @@ const DEEP_OFFSET: u64 = 300;
 fn sorts_by_id(sort: &[SortKey]) -> bool {
     sort.iter()
         .all(|k| k.field == vellum_policy::FilterField::Id)
-}
-
-fn collection_param(collection: &Collection) -> Result<i32, StorageError> {
-    id_param(collection.id).ok_or(StorageError::NotFound { what: "collection" })
 }
 
 /// The scope a role's item filter is compiled and evaluated in: the project's default locale,
@@ -140,6 +160,7 @@ pub fn role_filter_scope<'a>(scope: &FilterScope<'a>) -> FilterScope<'a> {
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn list_items<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
@@ -156,6 +177,7 @@ pub async fn list_items<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn list_items_with_total<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
@@ -165,7 +187,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
     known_total: Option<u64>,
 ) -> Result<Page<Item>, StorageError> {
     let backend = db.get_database_backend();
-    let cid = collection_param(collection)?;
+    let cid = collection.sql_id()?;
     let page = query.page.max(1);
     let per_page = query.per_page.max(1);
 
@@ -199,11 +221,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
             }
             count.push(&live);
             push_filters(&mut count)?;
-            let total: i64 = match count.one(db).await? {
-                Some(row) => row.try_get("", "n")?,
-                None => 0,
-            };
-            u64::try_from(total).unwrap_or(0)
+            count.count(db).await?
         }
     };
 
@@ -239,10 +257,10 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
         }
     }
     let items = sql
-        .all(db)
+        .all_as::<ItemRow, _>(db)
         .await?
-        .iter()
-        .map(item_of)
+        .into_iter()
+        .map(Item::try_from)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Page::new(items, total, page, per_page))
 }
@@ -252,6 +270,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn get_item<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
@@ -266,12 +285,15 @@ pub async fn get_item<C: ConnectionTrait>(
     sql.push(" WHERE id = ")
         .bind(id)
         .push(" AND collection_id = ")
-        .bind(collection_param(collection)?)
+        .bind(collection.sql_id()?)
         .push(" AND deleted_at IS NULL");
     if let Some(filter) = filter {
         push_filter(&mut sql, "data", filter, &role_filter_scope(scope))?;
     }
-    sql.one(db).await?.as_ref().map(item_of).transpose()
+    sql.one_as::<ItemRow, _>(db)
+        .await?
+        .map(Item::try_from)
+        .transpose()
 }
 
 /// Live items of one collection by id, in one query (batched relation expansion). Missing ids
@@ -279,6 +301,7 @@ pub async fn get_item<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection_id, count = ids.len()))]
 pub async fn items_by_ids<C: ConnectionTrait>(
     db: &C,
     collection_id: i64,
@@ -302,8 +325,8 @@ pub async fn items_by_ids<C: ConnectionTrait>(
             .push(" AND deleted_at IS NULL AND id IN ");
         sql.bind_list(chunk.iter().copied());
         sql.push(" ORDER BY id");
-        for row in sql.all(db).await? {
-            out.push(item_of(&row)?);
+        for row in sql.all_as::<ItemRow, _>(db).await? {
+            out.push(Item::try_from(row)?);
         }
     }
     Ok(out)
@@ -316,7 +339,7 @@ fn check_capability(
 ) -> Result<(), StorageError> {
     let write = grant.get();
     if write.collection != collection.slug || write.action != action {
-        return Err(StorageError::Conflict(format!(
+        return Err(StorageError::conflict(format!(
             "a {} capability for {} cannot {} in {}",
             write.action.as_str(),
             write.collection,
@@ -408,6 +431,7 @@ fn admits(
 /// [`StorageError::Invalid`] when a `unique` value is taken or a link points at no live item or
 /// file where its field points, a database error otherwise; nothing is written in any of these
 /// cases.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
@@ -424,7 +448,7 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     let data = Json::Object(write.data.clone());
     let mut sql = Sql::new(backend);
     sql.push("INSERT INTO items (collection_id, data, created_at, updated_at, user_created_id, user_updated_id) VALUES (")
-        .bind(collection_param(collection)?)
+        .bind(collection.sql_id()?)
         .push(", ")
         .bind_json(&data)
         .push(", ")
@@ -470,6 +494,7 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
 /// value, or a link the update adds to the fields it sends that points at no live item or file),
 /// [`StorageError::OutsideItemFilter`] (the result leaves the filter), or a database
 /// error; nothing is written in any of these cases.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn update_item<C, F>(
     db: &C,
     collection: &Collection,
@@ -560,7 +585,7 @@ async fn lock_item<C: ConnectionTrait>(
     sql.push(" WHERE id = ")
         .bind(id32)
         .push(" AND collection_id = ")
-        .bind(collection_param(collection)?)
+        .bind(collection.sql_id()?)
         .push(" AND deleted_at IS NULL");
     if let Some(filter) = &grant.get().item_filter {
         push_filter(&mut sql, "data", filter, &role_filter_scope(scope))?;
@@ -568,8 +593,8 @@ async fn lock_item<C: ConnectionTrait>(
     if backend == DbBackend::Postgres {
         sql.push(" FOR UPDATE");
     }
-    match sql.one(tx).await? {
-        Some(row) => item_of(&row),
+    match sql.one_as::<ItemRow, _>(tx).await? {
+        Some(row) => Item::try_from(row),
         None => Err(not_found),
     }
 }
@@ -579,6 +604,7 @@ async fn lock_item<C: ConnectionTrait>(
 ///
 /// # Errors
 /// [`StorageError::NotFound`] or a database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn soft_delete_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
@@ -604,39 +630,42 @@ pub async fn soft_delete_item<C: ConnectionTrait + TransactionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn count_all_items<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
 ) -> Result<u64, StorageError> {
     let mut sql = Sql::new(db.get_database_backend());
     sql.push("SELECT COUNT(*) AS n FROM items WHERE collection_id = ")
-        .bind(collection_param(collection)?);
-    let n: i64 = match sql.one(db).await? {
-        Some(row) => row.try_get("", "n")?,
-        None => 0,
-    };
-    Ok(u64::try_from(n).unwrap_or(0))
+        .bind(collection.sql_id()?);
+    sql.count(db).await
 }
 
 /// Every live item of the collection in id order (export; not for request paths).
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn all_live_items<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
 ) -> Result<Vec<Item>, StorageError> {
     let mut sql = select(db.get_database_backend());
     sql.push(" WHERE collection_id = ")
-        .bind(collection_param(collection)?)
+        .bind(collection.sql_id()?)
         .push(" AND deleted_at IS NULL ORDER BY id");
-    sql.all(db).await?.iter().map(item_of).collect()
+    sql.all_as::<ItemRow, _>(db)
+        .await?
+        .into_iter()
+        .map(Item::try_from)
+        .collect()
 }
 
 /// Soft-deleted items of the collection (the admin trash), newest deletion first.
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug, page))]
 pub async fn deleted_items<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
@@ -644,17 +673,14 @@ pub async fn deleted_items<C: ConnectionTrait>(
     per_page: u64,
 ) -> Result<Page<Item>, StorageError> {
     let backend = db.get_database_backend();
-    let cid = collection_param(collection)?;
+    let cid = collection.sql_id()?;
     let (page, per_page) = (page.max(1), per_page.max(1));
     let mut count = Sql::new(backend);
     count
         .push("SELECT COUNT(*) AS n FROM items WHERE collection_id = ")
         .bind(cid)
         .push(" AND deleted_at IS NOT NULL");
-    let total: i64 = match count.one(db).await? {
-        Some(row) => row.try_get("", "n")?,
-        None => 0,
-    };
+    let total = count.count(db).await?;
     let mut sql = select(backend);
     sql.push(" WHERE collection_id = ")
         .bind(cid)
@@ -663,23 +689,19 @@ pub async fn deleted_items<C: ConnectionTrait>(
         .push(" OFFSET ")
         .bind(i64::try_from((page - 1).saturating_mul(per_page)).unwrap_or(i64::MAX));
     let items = sql
-        .all(db)
+        .all_as::<ItemRow, _>(db)
         .await?
-        .iter()
-        .map(item_of)
+        .into_iter()
+        .map(Item::try_from)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Page::new(
-        items,
-        u64::try_from(total).unwrap_or(0),
-        page,
-        per_page,
-    ))
+    Ok(Page::new(items, total, page, per_page))
 }
 
 /// Restores a soft-deleted item (admin only: the caller checked the restore permission).
 ///
 /// # Errors
 /// [`StorageError::NotFound`] when the item is not soft-deleted in this collection.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn restore_item<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
@@ -704,7 +726,7 @@ async fn on_trashed_item<C: ConnectionTrait>(
         .push(" WHERE id = ")
         .bind(id)
         .push(" AND collection_id = ")
-        .bind(collection_param(collection)?)
+        .bind(collection.sql_id()?)
         .push(" AND deleted_at IS NOT NULL");
     if sql.execute(db).await? == 0 {
         return Err(StorageError::NotFound { what: "item" });
@@ -717,6 +739,7 @@ async fn on_trashed_item<C: ConnectionTrait>(
 ///
 /// # Errors
 /// [`StorageError::NotFound`] when the item is not soft-deleted in this collection.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn force_delete_item<C: ConnectionTrait>(
     db: &C,
     collection: &Collection,
@@ -729,6 +752,7 @@ pub async fn force_delete_item<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(item = item_id))]
 pub async fn revisions<C: ConnectionTrait>(
     db: &C,
     item_id: i64,
@@ -743,19 +767,19 @@ pub async fn revisions<C: ConnectionTrait>(
         .push(" AS data FROM item_revisions WHERE item_id = ")
         .bind(id)
         .push(" ORDER BY id");
-    sql.all(db)
+    sql.all_as::<RevisionRow, _>(db)
         .await?
-        .iter()
+        .into_iter()
         .map(|row| {
             Ok(Revision {
-                id: get_id(row, "id")?,
-                item_id: get_id(row, "item_id")?,
-                data: match get_json(row, "data")? {
+                id: i64::from(row.id),
+                item_id: i64::from(row.item_id),
+                data: match parse_json(row.data.as_deref())? {
                     Json::Object(map) => map,
                     _ => Map::new(),
                 },
-                user_id: get_opt_id(row, "user_id")?,
-                created_at: get_time(row, "created_at")?,
+                user_id: row.user_id.map(i64::from),
+                created_at: row.created_at,
             })
         })
         .collect()
@@ -781,91 +805,13 @@ async fn record_revision<C: ConnectionTrait>(
     Ok(())
 }
 
-/// The fixed-width key a `unique` value is claimed under. Numbers are canonical first (`1`,
-/// `1.0` and `1e0` are the same number, as filters compare them), so spelling cannot dodge the
-/// rule.
-fn value_key(value: &Json) -> String {
-    let canonical = match value {
-        Json::Number(n) => match n.as_f64() {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).to_string(),
-            Some(f) => f.to_string(),
-            None => n.to_string(),
-        },
-        other => other.to_string(),
-    };
-    hex::encode(Sha256::digest(canonical.as_bytes()))
-}
-
-/// Claims every checked value; the unique index turns a value already claimed by another item
-/// into a constraint violation, reported like a validation error on the field.
-pub(crate) async fn claim_unique<C: ConnectionTrait>(
-    tx: &C,
-    collection: &Collection,
-    item_id: i64,
-    checks: &[UniqueCheck],
-) -> Result<(), StorageError> {
-    let backend = tx.get_database_backend();
-    for check in checks {
-        if check.value.is_null() {
-            continue;
-        }
-        let mut sql = Sql::new(backend);
-        sql.push("INSERT INTO item_unique_values (collection_id, field, locale, value_key, item_id) VALUES (")
-            .bind(collection_param(collection)?)
-            .push(", ")
-            .bind(check.field.as_str())
-            .push(", ")
-            .bind(check.locale.as_ref().map_or("", |l| l.as_str()))
-            .push(", ")
-            .bind(value_key(&check.value))
-            .push(", ")
-            .bind(id_param(item_id).unwrap_or(0))
-            .push(")");
-        if let Err(e) = sql.execute(tx).await {
-            if let StorageError::Db(db_err) = &e
-                && matches!(db_err.sql_err(), Some(SqlErr::UniqueConstraintViolation(_)))
-            {
-                let mut errors = ValidationErrors::new();
-                let key = match &check.locale {
-                    Some(locale) => format!("{}.{locale}", check.field),
-                    None => check.field.to_string(),
-                };
-                errors.add(key, format!("The {} has already been taken.", check.field));
-                return Err(StorageError::Invalid(errors));
-            }
-            return Err(e);
-        }
-    }
-    Ok(())
-}
-
-/// Releases the item's claims on `fields` (all fields when `None`) before new ones are made.
-async fn release_unique<C: ConnectionTrait>(
-    tx: &C,
-    item_id: i64,
-    fields: Option<&[vellum_domain::FieldName]>,
-) -> Result<(), StorageError> {
-    if fields.is_some_and(<[_]>::is_empty) {
-        return Ok(());
-    }
-    let mut sql = Sql::new(tx.get_database_backend());
-    sql.push("DELETE FROM item_unique_values WHERE item_id = ")
-        .bind(id_param(item_id).unwrap_or(0));
-    if let Some(fields) = fields {
-        sql.push(" AND field IN ");
-        sql.bind_list(fields.iter().map(|f| f.as_str().to_owned()));
-    }
-    sql.execute(tx).await?;
-    Ok(())
-}
-
 /// Creates an item without a policy capability, for provisioning (`vellum-admin apply` seeds
 /// items as the operator, who is above roles). Same transaction, revision, links and claims as
 /// [`create_item`].
 ///
 /// # Errors
 /// As [`create_item`], without the item filter.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn seed_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
@@ -878,7 +824,7 @@ pub async fn seed_item<C: ConnectionTrait + TransactionTrait>(
             CollectionAction::Create,
             std::iter::empty(),
         )
-        .map_err(|d| StorageError::Conflict(format!("{d:?}")))?;
+        .map_err(|d| StorageError::conflict(format!("{d:?}")))?;
     let locales = vellum_domain::ContentLocales::single(
         vellum_domain::LocaleCode::parse("en").map_err(StorageError::corrupt)?,
     );

@@ -1,8 +1,8 @@
 //! Vellum's persistence: async repositories on SQLite and PostgreSQL (through sea-orm), and the
 //! blob store for files' bytes.
 //!
-//! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`access`],
-//! [`project`], [`blob`]); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
+//! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`roles`],
+//! [`keys`], [`users`], [`groups`], [`project`], [`blob`]; [`seed`] fills a new database); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
 //! the pool or inside a caller's transaction. The policy crate's filters are compiled to SQL here
 //! with the evaluator's exact semantics; `unique` values are claimed under a unique index so
 //! concurrent writers cannot both win. `testing::TestDb` (feature `testing`) gives each test a
@@ -12,33 +12,56 @@
 //! access on its own: item writes take the `Authorized<ItemWrite>` capability `vellum-policy`
 //! issued and enforce what it carries. Every multi-row write runs in one transaction.
 
-use sea_orm::{ConnectOptions, Database};
+use sea_orm::ConnectOptions;
 use vellum_migration::{Migrator, MigratorTrait};
 
-pub mod access;
 pub mod blob;
 pub mod collections;
+mod database;
 mod error;
 pub mod files;
 mod filter_sql;
+pub mod groups;
 pub mod items;
+pub mod keys;
 pub mod links;
+pub mod model;
 mod pool;
 pub mod project;
+pub mod roles;
+pub mod seed;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod unique;
+pub mod users;
 
-pub use error::{StorageError, db_storage_failure, db_unavailable};
-pub use sea_orm::{DatabaseConnection, DbBackend, DbErr};
+pub use database::{Backend, Database};
+pub use error::{DATA_FIELD, StorageError};
 
 /// Applies every pending migration (idempotent: nothing happens when the schema is current).
 ///
 /// # Errors
 /// [`StorageError::Migrate`] when a migration fails; it runs in its own transaction where the
 /// backend supports transactional DDL (PostgreSQL), so a failure leaves the previous schema.
-pub async fn migrate(db: &DatabaseConnection) -> Result<(), StorageError> {
-    Migrator::up(db, None).await.map_err(StorageError::Migrate)
+#[tracing::instrument(skip_all, err)]
+pub async fn migrate(db: &Database) -> Result<(), StorageError> {
+    Migrator::up(db.connection(), None)
+        .await
+        .map_err(StorageError::Migrate)
+}
+
+/// The names of the migrations not yet applied, in the order [`migrate`] would apply them.
+///
+/// # Errors
+/// [`StorageError::Migrate`] when the migration table cannot be read.
+pub async fn pending_migrations(db: &Database) -> Result<Vec<String>, StorageError> {
+    Ok(Migrator::get_pending_migrations(db.connection())
+        .await
+        .map_err(StorageError::Migrate)?
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect())
 }
 
 /// How the connection pool is sized and how long it waits (`VELLUM_DB_*` settings).
@@ -69,7 +92,7 @@ impl Default for PoolOptions {
 /// # Errors
 ///
 /// As [`connect_with`].
-pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
+pub async fn connect(url: &str) -> Result<Database, StorageError> {
     connect_with(url, &PoolOptions::default()).await
 }
 
@@ -79,10 +102,8 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, StorageError> {
 ///
 /// [`StorageError::Connect`] when the URL is malformed, names an unsupported backend, or the
 /// database does not answer.
-pub async fn connect_with(
-    url: &str,
-    pool: &PoolOptions,
-) -> Result<DatabaseConnection, StorageError> {
+#[tracing::instrument(skip_all, err)]
+pub async fn connect_with(url: &str, pool: &PoolOptions) -> Result<Database, StorageError> {
     use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
     // Checked here because the driver's own error for an unknown scheme quotes the whole URL,
     // password included, and errors end up in logs.
@@ -130,8 +151,9 @@ pub async fn connect_with(
     options
         .map_sqlx_sqlite_pool_opts(|o| o.after_release(pool::release_clean))
         .map_sqlx_postgres_pool_opts(|o| o.after_release(pool::release_clean));
-    Database::connect(options)
+    sea_orm::Database::connect(options)
         .await
+        .map(Database::new)
         .map_err(StorageError::Connect)
 }
 
@@ -174,8 +196,9 @@ impl WriteCheck {
     ///
     /// # Errors
     /// [`StorageError::StorageFailing`] during the hold, else the write's error
-    /// ([`db_unavailable`] tells an outage from a bug).
-    pub async fn check(&self, db: &DatabaseConnection) -> Result<(), StorageError> {
+    /// ([`StorageError::is_unavailable`] tells an outage from a bug).
+    #[tracing::instrument(skip_all, err)]
+    pub async fn check(&self, db: &Database) -> Result<(), StorageError> {
         if self.failing() {
             return Err(StorageError::StorageFailing);
         }
@@ -188,7 +211,8 @@ impl WriteCheck {
         Ok(())
     }
 
-    /// Records that a request failed on the database's storage (see [`db_storage_failure`]):
+    /// Records that a request failed on the database's storage (see
+    /// [`StorageError::is_storage_failure`]):
     /// [`WriteCheck::check`] fails for the next [`STORAGE_FAILURE_HOLD`].
     pub fn note_storage_failure(&self) {
         *self.failed_at() = Some(std::time::Instant::now());
@@ -207,8 +231,8 @@ impl WriteCheck {
     }
 }
 
-async fn commit_empty_write(db: &DatabaseConnection) -> Result<(), StorageError> {
-    use sea_orm::{ConnectionTrait, Statement};
+async fn commit_empty_write(db: &Database) -> Result<(), StorageError> {
+    use sea_orm::{ConnectionTrait, DbBackend, Statement};
     let tx = sql::begin_write(db).await?;
     match tx.get_database_backend() {
         DbBackend::Postgres => {

@@ -12,15 +12,16 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use sea_orm::ConnectionTrait;
+use sea_orm::{ConnectionTrait, FromQueryResult};
 use serde_json::{Map, Value as Json};
+use tracing::instrument;
 use vellum_domain::{
     FieldName, RefTarget, Reference, TypeSettings, ValidationErrors, ValueShape, references,
 };
 
 use crate::StorageError;
-use crate::collections::{Collection, StoredField};
-use crate::sql::{Sql, get_id, get_json, id_param, json_out};
+use crate::model::{Collection, StoredField};
+use crate::sql::{IdRow, Sql, id_param, json_out, parse_json};
 
 /// One link of a relation field of an item.
 #[derive(Debug, Clone, PartialEq)]
@@ -287,8 +288,8 @@ async fn live_ids<C: ConnectionTrait>(
             RefTarget::Nowhere => return Ok(found),
         }
         sql.bind_list(chunk.iter().copied());
-        for row in sql.all(tx).await? {
-            found.insert(get_id(&row, "id")?);
+        for row in sql.all_as::<IdRow, _>(tx).await? {
+            found.insert(i64::from(row.id));
         }
     }
     Ok(found)
@@ -352,10 +353,7 @@ async fn collection_slug<C: ConnectionTrait>(
     let mut sql = Sql::new(tx.get_database_backend());
     sql.push("SELECT slug FROM collections WHERE id = ")
         .bind(id);
-    Ok(match sql.one(tx).await? {
-        Some(row) => Some(row.try_get("", "slug")?),
-        None => None,
-    })
+    Ok(sql.one_as::<SlugRow, _>(tx).await?.map(|row| row.slug))
 }
 
 /// The links of one relation field for a page of items, in item then position order: one query
@@ -363,6 +361,7 @@ async fn collection_slug<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(field_id, count = item_ids.len()))]
 pub async fn links_for_items<C: ConnectionTrait>(
     db: &C,
     field_id: i64,
@@ -385,17 +384,17 @@ pub async fn links_for_items<C: ConnectionTrait>(
     .push(" AND item_id IN ");
     sql.bind_list(ids);
     sql.push(" ORDER BY item_id, position");
-    sql.all(db)
+    sql.all_as::<LinkRow, _>(db)
         .await?
-        .iter()
+        .into_iter()
         .map(|row| {
-            let meta = get_json(row, "meta")?;
+            let meta = parse_json(row.meta.as_deref())?;
             Ok(Link {
-                item_id: get_id(row, "item_id")?,
-                field_id: get_id(row, "field_id")?,
-                position: row.try_get("", "position")?,
-                related_collection_id: get_id(row, "related_collection_id")?,
-                related_item_id: get_id(row, "related_item_id")?,
+                item_id: i64::from(row.item_id),
+                field_id: i64::from(row.field_id),
+                position: row.position,
+                related_collection_id: i64::from(row.related_collection_id),
+                related_item_id: i64::from(row.related_item_id),
                 meta: Some(meta).filter(|m| !m.is_null()),
             })
         })
@@ -407,6 +406,7 @@ pub async fn links_for_items<C: ConnectionTrait>(
 ///
 /// # Errors
 /// A database error.
+#[instrument(skip_all, err, fields(related_collection_id, related_item_id))]
 pub async fn referencing_items<C: ConnectionTrait>(
     db: &C,
     related_collection_id: i64,
@@ -421,9 +421,33 @@ pub async fn referencing_items<C: ConnectionTrait>(
         .push(" AND l.related_item_id = ")
         .bind(ri)
         .push(" AND i.deleted_at IS NULL ORDER BY l.item_id, l.field_id");
-    sql.all(db)
+    Ok(sql
+        .all_as::<ReferenceRow, _>(db)
         .await?
-        .iter()
-        .map(|row| Ok((get_id(row, "item_id")?, get_id(row, "field_id")?)))
-        .collect()
+        .into_iter()
+        .map(|row| (i64::from(row.item_id), i64::from(row.field_id)))
+        .collect())
+}
+
+/// A link row as [`links_for_items`] reads it (`meta` as JSON text).
+#[derive(FromQueryResult)]
+struct LinkRow {
+    item_id: i32,
+    field_id: i32,
+    position: i32,
+    related_collection_id: i32,
+    related_item_id: i32,
+    meta: Option<String>,
+}
+
+/// An item pointing at another, through one field.
+#[derive(FromQueryResult)]
+struct ReferenceRow {
+    item_id: i32,
+    field_id: i32,
+}
+
+#[derive(FromQueryResult)]
+struct SlugRow {
+    slug: String,
 }

@@ -10,14 +10,14 @@
 //! The secret `hash_key` shares the table but is not a setting: [`get_setting`] and
 //! [`set_setting`] refuse it, so it cannot leak through, or be overwritten by, the admin surfaces.
 
-use sea_orm::{ConnectionTrait, DbBackend, TransactionSession, TransactionTrait};
+use sea_orm::{ConnectionTrait, DbBackend, FromQueryResult, TransactionSession, TransactionTrait};
 use serde_json::{Map, Value as Json};
 use tracing::instrument;
 use vellum_domain::{ContentLocales, DomainError, HashKey, LocaleCode};
 use vellum_policy::{OriginAllowlist, PolicyError};
 
 use crate::StorageError;
-use crate::sql::{Sql, get_json, json_out};
+use crate::sql::{Sql, json_out, parse_json};
 
 /// `content_locales`: the enabled content locales, a non-empty JSON array of locale codes.
 pub const CONTENT_LOCALES: &str = "content_locales";
@@ -226,9 +226,9 @@ pub async fn load_settings<C: ConnectionTrait>(db: &C) -> Result<ProjectSettings
         .push(" AS value FROM settings WHERE key IN ");
     sql.bind_list(SETTING_KEYS);
     let mut settings = ProjectSettings::default();
-    for row in sql.all(db).await? {
-        let key: String = row.try_get("", "key")?;
-        let value = get_json(&row, "value")?;
+    for row in sql.all_as::<SettingRow, _>(db).await? {
+        let key = row.key;
+        let value = parse_json(row.value.as_deref())?;
         settings
             .apply(&key, &value)
             .map_err(|e| StorageError::corrupt(format!("setting {key}: {e}")))?;
@@ -251,7 +251,7 @@ pub async fn get_setting<C: ConnectionTrait>(
     key: &str,
 ) -> Result<Option<Json>, StorageError> {
     if !SETTING_KEYS.contains(&key) {
-        return Err(StorageError::Conflict(unknown_key(key)));
+        return Err(StorageError::conflict(unknown_key(key)));
     }
     let backend = db.get_database_backend();
     let mut sql = Sql::new(backend);
@@ -259,9 +259,9 @@ pub async fn get_setting<C: ConnectionTrait>(
         .push(&json_out(backend, "value"))
         .push(" AS value FROM settings WHERE key = ")
         .bind(key);
-    sql.one(db)
+    sql.one_as::<ValueRow, _>(db)
         .await?
-        .map(|row| get_json(&row, "value"))
+        .map(|row| parse_json(row.value.as_deref()))
         .transpose()
 }
 
@@ -269,6 +269,7 @@ pub async fn get_setting<C: ConnectionTrait>(
 ///
 /// # Errors
 /// As [`set_settings`].
+#[instrument(skip_all, err, fields(key))]
 pub async fn set_setting<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     key: &str,
@@ -298,7 +299,7 @@ pub async fn set_settings<C: ConnectionTrait + TransactionTrait>(
     let mut normalized = Vec::with_capacity(values.len());
     for (key, value) in values {
         let stored = normalize(key, value)
-            .map_err(|e| StorageError::Conflict(format!("setting {key}: {e}")))?;
+            .map_err(|e| StorageError::conflict(format!("setting {key}: {e}")))?;
         normalized.push((key.as_str(), stored));
     }
     if normalized.is_empty() {
@@ -322,11 +323,11 @@ pub async fn set_settings<C: ConnectionTrait + TransactionTrait>(
         for (key, value) in &normalized {
             combined
                 .apply(key, value)
-                .map_err(|e| StorageError::Conflict(format!("setting {key}: {e}")))?;
+                .map_err(|e| StorageError::conflict(format!("setting {key}: {e}")))?;
         }
         combined
             .locales()
-            .map_err(|e| StorageError::Conflict(format!("settings: {e}")))?;
+            .map_err(|e| StorageError::conflict(format!("settings: {e}")))?;
     }
     let mut sql = Sql::new(backend);
     sql.push("INSERT INTO settings (key, value) VALUES ");
@@ -386,15 +387,28 @@ async fn read_hash_key<C: ConnectionTrait>(db: &C) -> Result<Option<HashKey>, St
         .push(&json_out(backend, "value"))
         .push(" AS value FROM settings WHERE key = ")
         .bind(HASH_KEY);
-    let Some(row) = sql.one(db).await? else {
+    let Some(row) = sql.one_as::<ValueRow, _>(db).await? else {
         return Ok(None);
     };
-    let bytes = get_json(&row, "value")?
+    let bytes = parse_json(row.value.as_deref())?
         .as_str()
         .and_then(|text| hex::decode(text).ok())
         .filter(|b| !b.is_empty())
         .ok_or_else(|| StorageError::corrupt("the stored hash key is not hex"))?;
     Ok(Some(HashKey::new(bytes)))
+}
+
+/// A setting as stored (`value` as JSON text).
+#[derive(FromQueryResult)]
+struct SettingRow {
+    key: String,
+    value: Option<String>,
+}
+
+/// A setting's value alone (JSON text).
+#[derive(FromQueryResult)]
+struct ValueRow {
+    value: Option<String>,
 }
 
 #[cfg(test)]

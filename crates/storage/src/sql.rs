@@ -7,8 +7,8 @@
 //! those are exactly the places where the backends differ and the SQL must be visible to review.
 
 use sea_orm::{
-    ConnectionTrait, DbBackend, QueryResult, SqliteTransactionMode, Statement, TransactionOptions,
-    TransactionTrait, Value,
+    ConnectionTrait, DbBackend, FromQueryResult, QueryResult, SqliteTransactionMode, Statement,
+    TransactionOptions, TransactionTrait, Value,
 };
 use serde_json::{Map, Value as Json};
 use time::OffsetDateTime;
@@ -108,6 +108,37 @@ impl Sql {
         Ok(db.query_one_raw(self.statement()).await?)
     }
 
+    /// Runs the query and reads every row into the typed row struct `T` (its fields named as the
+    /// selected columns), so a renamed or retyped column fails in one place.
+    pub(crate) async fn all_as<T: FromQueryResult, C: ConnectionTrait>(
+        self,
+        db: &C,
+    ) -> Result<Vec<T>, StorageError> {
+        self.all(db)
+            .await?
+            .iter()
+            .map(|row| Ok(T::from_query_result(row, "")?))
+            .collect()
+    }
+
+    /// As [`Sql::all_as`], for at most one row.
+    pub(crate) async fn one_as<T: FromQueryResult, C: ConnectionTrait>(
+        self,
+        db: &C,
+    ) -> Result<Option<T>, StorageError> {
+        self.one(db)
+            .await?
+            .map(|row| T::from_query_result(&row, ""))
+            .transpose()
+            .map_err(StorageError::from)
+    }
+
+    /// Runs a `SELECT COUNT(*) AS n …` and gives the count (0 when no row comes back).
+    pub(crate) async fn count<C: ConnectionTrait>(self, db: &C) -> Result<u64, StorageError> {
+        let n = self.one_as::<CountRow, _>(db).await?.map_or(0, |row| row.n);
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// Runs an `INSERT … RETURNING id` and gives the new id.
     pub(crate) async fn insert_returning_id<C: ConnectionTrait>(
         mut self,
@@ -115,11 +146,24 @@ impl Sql {
     ) -> Result<i64, StorageError> {
         self.push(" RETURNING id");
         let row = self
-            .one(db)
+            .one_as::<IdRow, _>(db)
             .await?
             .ok_or_else(|| StorageError::corrupt("INSERT returned no row"))?;
-        get_id(&row, "id")
+        Ok(i64::from(row.id))
     }
+}
+
+/// The row of a `SELECT COUNT(*) AS n`: BIGINT on PostgreSQL, INTEGER on SQLite, both i64.
+#[derive(FromQueryResult)]
+pub(crate) struct CountRow {
+    pub(crate) n: i64,
+}
+
+/// The row of an `INSERT … RETURNING id` or a `SELECT id`: ids are 32-bit `INTEGER` columns
+/// (PostgreSQL's driver refuses to decode INT4 as i64, so they are read as i32 and widened).
+#[derive(FromQueryResult)]
+pub(crate) struct IdRow {
+    pub(crate) id: i32,
 }
 
 /// Opens the transaction of a read-modify-write. On SQLite it takes the write lock at `BEGIN`
@@ -151,40 +195,40 @@ pub(crate) fn json_out(backend: DbBackend, column: &str) -> String {
     }
 }
 
-/// An integer column as i64. Ids are 32-bit `INTEGER` columns; PostgreSQL's driver refuses to
-/// decode INT4 as i64, so every id is read as i32 and widened here.
-pub(crate) fn get_id(row: &QueryResult, col: &str) -> Result<i64, StorageError> {
-    Ok(i64::from(row.try_get::<i32>("", col)?))
-}
-
-pub(crate) fn get_opt_id(row: &QueryResult, col: &str) -> Result<Option<i64>, StorageError> {
-    Ok(row.try_get::<Option<i32>>("", col)?.map(i64::from))
-}
-
-pub(crate) fn get_time(
-    row: &QueryResult,
-    col: &str,
-) -> Result<Option<OffsetDateTime>, StorageError> {
-    Ok(row.try_get::<Option<OffsetDateTime>>("", col)?)
-}
-
-/// A JSON column selected through [`json_out`], parsed.
-pub(crate) fn get_json(row: &QueryResult, col: &str) -> Result<Json, StorageError> {
-    let text: Option<String> = row.try_get("", col)?;
+/// A JSON column selected through [`json_out`] into a typed row, parsed (`NULL` is JSON null).
+pub(crate) fn parse_json(text: Option<&str>) -> Result<Json, StorageError> {
     match text {
         None => Ok(Json::Null),
-        Some(text) => serde_json::from_str(&text).map_err(StorageError::corrupt),
+        Some(text) => serde_json::from_str(text).map_err(StorageError::corrupt),
     }
 }
 
-pub(crate) fn get_object(row: &QueryResult, col: &str) -> Result<Map<String, Json>, StorageError> {
-    match get_json(row, col)? {
+/// As [`parse_json`], for a column that holds an object (`NULL` is the empty object).
+pub(crate) fn parse_object(
+    text: Option<&str>,
+    col: &str,
+) -> Result<Map<String, Json>, StorageError> {
+    match parse_json(text)? {
         Json::Object(map) => Ok(map),
         Json::Null => Ok(Map::new()),
         other => Err(StorageError::corrupt(format!(
             "{col} is not an object: {other}"
         ))),
     }
+}
+
+/// Whether a row with this id exists in `table` (a constant of the calling module, never input).
+pub(crate) async fn row_exists<C: ConnectionTrait>(
+    db: &C,
+    table: &str,
+    id: i32,
+) -> Result<bool, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT id FROM ")
+        .push(table)
+        .push(" WHERE id = ")
+        .bind(id);
+    Ok(sql.one_as::<IdRow, _>(db).await?.is_some())
 }
 
 /// Ids the caller hands in are i64; the columns are 32-bit. An id outside that range cannot

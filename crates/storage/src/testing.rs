@@ -5,9 +5,9 @@
 //! SQLite databases live in a temporary directory removed on drop. PostgreSQL gets a database
 //! named `vellum_test_<uuid>` created from the given URL and dropped (`WITH (FORCE)`) on drop.
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
+use sea_orm::{ConnectionTrait, DbBackend};
 
-use crate::{StorageError, connect, migrate};
+use crate::{Database, StorageError, connect, migrate};
 
 /// Environment variable naming a PostgreSQL server URL for the tests.
 pub const POSTGRES_ENV: &str = "VELLUM_TEST_POSTGRES_URL";
@@ -15,7 +15,7 @@ pub const POSTGRES_ENV: &str = "VELLUM_TEST_POSTGRES_URL";
 /// A test database; see the module docs.
 #[derive(Debug)]
 pub struct TestDb {
-    pub conn: DatabaseConnection,
+    pub conn: Database,
     url: String,
     cleanup: Cleanup,
 }
@@ -94,7 +94,7 @@ impl TestDb {
             .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
             .await
             .map_err(StorageError::Connect)?;
-        admin.close().await.map_err(StorageError::Connect)?;
+        admin.close().await?;
         let mut url = url::Url::parse(admin_url)
             .map_err(|e| StorageError::Connect(sea_orm::DbErr::Custom(e.to_string())))?;
         url.set_path(&format!("/{name}"));

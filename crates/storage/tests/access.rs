@@ -7,16 +7,19 @@
     clippy::indexing_slicing
 )]
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 use serde_json::json;
 use time::OffsetDateTime;
 use time::macros::datetime;
 use vellum_policy::{ApiKeySecret, IpAllowlist, KeyCheck, PERMISSIONS, READER_PERMISSIONS, Role};
+use vellum_storage::Database;
 use vellum_storage::StorageError;
-use vellum_storage::access::{self, NewApiKey, RoleSummary};
+use vellum_storage::keys::{self, NewApiKey};
+use vellum_storage::roles::{self, RoleSummary};
 use vellum_storage::testing::TestDb;
+use vellum_storage::{groups, seed, users};
 
-async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
+async fn count(db: &Database, sql: &str) -> i64 {
     let row = db
         .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
         .await
@@ -25,7 +28,7 @@ async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
     row.try_get_by_index::<i64>(0).unwrap()
 }
 
-async fn add_collection(db: &DatabaseConnection, slug: &str) {
+async fn add_collection(db: &Database, slug: &str) {
     let now = if db.get_database_backend() == sea_orm::DbBackend::Postgres {
         "now()"
     } else {
@@ -62,7 +65,7 @@ fn editor() -> Role {
 
 async fn seeded() -> TestDb {
     let db = TestDb::new().await.unwrap();
-    access::seed_system(&db.conn).await.unwrap();
+    seed::seed_system(&db.conn).await.unwrap();
     db
 }
 
@@ -84,13 +87,13 @@ async fn seeding_is_idempotent_and_follows_the_catalog() {
     assert_eq!(first[0], i64::try_from(PERMISSIONS.len()).unwrap());
     assert_eq!(first[1], 4);
 
-    access::seed_system(&db.conn).await.unwrap();
+    seed::seed_system(&db.conn).await.unwrap();
     for (t, before) in TABLES.iter().zip(&first) {
         let after = count(&db.conn, &format!("SELECT COUNT(*) FROM {t}")).await;
         assert_eq!(after, *before, "{t}");
     }
 
-    let roles = access::list_roles(&db.conn).await.unwrap();
+    let roles = roles::list_roles(&db.conn).await.unwrap();
     let names: Vec<(&str, bool)> = roles
         .iter()
         .map(|r: &RoleSummary| (r.name.as_str(), r.is_system))
@@ -110,21 +113,21 @@ async fn seeding_is_idempotent_and_follows_the_catalog() {
     let mut reader: Vec<String> = READER_PERMISSIONS.iter().map(ToString::to_string).collect();
     reader.sort();
     assert_eq!(
-        access::role_permissions(&db.conn, "super-admin")
+        roles::role_permissions(&db.conn, "super-admin")
             .await
             .unwrap(),
         all
     );
     assert_eq!(
-        access::role_permissions(&db.conn, "admin").await.unwrap(),
+        roles::role_permissions(&db.conn, "admin").await.unwrap(),
         all
     );
     assert_eq!(
-        access::role_permissions(&db.conn, "reader").await.unwrap(),
+        roles::role_permissions(&db.conn, "reader").await.unwrap(),
         reader
     );
     assert!(
-        access::role_permissions(&db.conn, "public")
+        roles::role_permissions(&db.conn, "public")
             .await
             .unwrap()
             .is_empty()
@@ -145,8 +148,8 @@ async fn reseeding_keeps_operator_changes_and_drops_unknown_permissions() {
         .execute_unprepared("INSERT INTO permissions (name) VALUES ('can-do-anything')")
         .await
         .unwrap();
-    access::seed_system(&db.conn).await.unwrap();
-    let admin = access::role_permissions(&db.conn, "admin").await.unwrap();
+    seed::seed_system(&db.conn).await.unwrap();
+    let admin = roles::role_permissions(&db.conn, "admin").await.unwrap();
     assert_eq!(admin.len(), PERMISSIONS.len() - 1);
     assert!(!admin.iter().any(|p| p == "can-use-ai"));
     assert_eq!(
@@ -158,10 +161,10 @@ async fn reseeding_keeps_operator_changes_and_drops_unknown_permissions() {
         0
     );
     // A deleted seeded role comes back with its permissions.
-    access::delete_role(&db.conn, "reader").await.unwrap();
-    access::seed_system(&db.conn).await.unwrap();
+    roles::delete_role(&db.conn, "reader").await.unwrap();
+    seed::seed_system(&db.conn).await.unwrap();
     assert_eq!(
-        access::role_permissions(&db.conn, "reader")
+        roles::role_permissions(&db.conn, "reader")
             .await
             .unwrap()
             .len(),
@@ -211,39 +214,27 @@ async fn roles_round_trip_with_rules_and_filters() {
     add_collection(&db.conn, "articles").await;
     add_collection(&db.conn, "authors").await;
     let role = editor();
-    let id = access::save_role(&db.conn, &role).await.unwrap();
-    let loaded = access::load_role(&db.conn, "editor")
-        .await
-        .unwrap()
-        .unwrap();
+    let id = roles::save_role(&db.conn, &role).await.unwrap();
+    let loaded = roles::load_role(&db.conn, "editor").await.unwrap().unwrap();
     assert_same_role(&db, &loaded, &role);
-    let by_id = access::load_role_by_id(&db.conn, id)
-        .await
-        .unwrap()
-        .unwrap();
+    let by_id = roles::load_role_by_id(&db.conn, id).await.unwrap().unwrap();
     assert_same_role(&db, &by_id, &role);
-    assert_eq!(access::load_role(&db.conn, "nobody").await.unwrap(), None);
+    assert_eq!(roles::load_role(&db.conn, "nobody").await.unwrap(), None);
     assert_eq!(
-        access::load_role_by_id(&db.conn, i64::MAX).await.unwrap(),
+        roles::load_role_by_id(&db.conn, i64::MAX).await.unwrap(),
         None
     );
 
     // Saving the same role again keeps its id and its content.
-    assert_eq!(access::save_role(&db.conn, &role).await.unwrap(), id);
-    let again = access::load_role(&db.conn, "editor")
-        .await
-        .unwrap()
-        .unwrap();
+    assert_eq!(roles::save_role(&db.conn, &role).await.unwrap(), id);
+    let again = roles::load_role(&db.conn, "editor").await.unwrap().unwrap();
     assert_same_role(&db, &again, &role);
-    let summary = access::list_roles(&db.conn).await.unwrap();
+    let summary = roles::list_roles(&db.conn).await.unwrap();
     let editor = summary.iter().find(|r| r.name == "editor").unwrap();
     assert_eq!((editor.id, editor.is_system), (id, false));
 
     // A seeded role with no grants loads as an empty matrix.
-    let public = access::load_role(&db.conn, "public")
-        .await
-        .unwrap()
-        .unwrap();
+    let public = roles::load_role(&db.conn, "public").await.unwrap().unwrap();
     assert!(public.collections.is_empty());
     assert_eq!(public.files, vellum_policy::FileGrants::default());
 }
@@ -253,17 +244,14 @@ async fn saving_replaces_the_grants() {
     let db = seeded().await;
     add_collection(&db.conn, "articles").await;
     add_collection(&db.conn, "authors").await;
-    access::save_role(&db.conn, &editor()).await.unwrap();
+    roles::save_role(&db.conn, &editor()).await.unwrap();
     let narrower = Role::from_json(
         "editor",
         &json!({"collection_permissions": {"articles": {"read": true}}, "file_permissions": {"read": true}}),
     )
     .unwrap();
-    access::save_role(&db.conn, &narrower).await.unwrap();
-    let loaded = access::load_role(&db.conn, "editor")
-        .await
-        .unwrap()
-        .unwrap();
+    roles::save_role(&db.conn, &narrower).await.unwrap();
+    let loaded = roles::load_role(&db.conn, "editor").await.unwrap().unwrap();
     assert_eq!(loaded, narrower);
     assert!(!loaded.collections.keys().any(|s| s.as_str() == "authors"));
     assert!(!loaded.files.create);
@@ -278,12 +266,14 @@ async fn unknown_collection_is_refused_and_nothing_is_written() {
     let db = seeded().await;
     add_collection(&db.conn, "articles").await;
     // "authors" does not exist: neither the role nor any grant may be written.
-    let err = access::save_role(&db.conn, &editor()).await.unwrap_err();
+    let err = roles::save_role(&db.conn, &editor()).await.unwrap_err();
     match err {
-        StorageError::Conflict(msg) => assert!(msg.contains("\"authors\""), "{msg}"),
+        StorageError::Conflict { message: msg, .. } => {
+            assert!(msg.contains("\"authors\""), "{msg}");
+        }
         other => panic!("{other:?}"),
     }
-    assert_eq!(access::load_role(&db.conn, "editor").await.unwrap(), None);
+    assert_eq!(roles::load_role(&db.conn, "editor").await.unwrap(), None);
     assert_eq!(
         count(&db.conn, "SELECT COUNT(*) FROM collection_grants").await,
         0
@@ -296,10 +286,10 @@ async fn unknown_collection_is_refused_and_nothing_is_written() {
         &json!({"collection_permissions": {"articles": {"read": true}}}),
     )
     .unwrap();
-    access::save_role(&db.conn, &narrow).await.unwrap();
-    assert!(access::save_role(&db.conn, &editor()).await.is_err());
+    roles::save_role(&db.conn, &narrow).await.unwrap();
+    assert!(roles::save_role(&db.conn, &editor()).await.is_err());
     assert_eq!(
-        access::load_role(&db.conn, "editor").await.unwrap(),
+        roles::load_role(&db.conn, "editor").await.unwrap(),
         Some(narrow)
     );
 }
@@ -308,12 +298,15 @@ async fn unknown_collection_is_refused_and_nothing_is_written() {
 async fn system_roles_follow_the_role_rules() {
     let db = seeded().await;
     for name in ["super-admin", "public"] {
-        let err = access::delete_role(&db.conn, name).await.unwrap_err();
-        assert!(matches!(err, StorageError::Conflict(_)), "{name}: {err:?}");
-        assert!(access::load_role(&db.conn, name).await.unwrap().is_some());
+        let err = roles::delete_role(&db.conn, name).await.unwrap_err();
+        assert!(
+            matches!(err, StorageError::Conflict { .. }),
+            "{name}: {err:?}"
+        );
+        assert!(roles::load_role(&db.conn, name).await.unwrap().is_some());
     }
     assert!(matches!(
-        access::delete_role(&db.conn, "nobody").await.unwrap_err(),
+        roles::delete_role(&db.conn, "nobody").await.unwrap_err(),
         StorageError::NotFound { .. }
     ));
     // Only the public role's matrices are editable, and they are.
@@ -323,18 +316,18 @@ async fn system_roles_follow_the_role_rules() {
         &json!({"collection_permissions": {"articles": {"read": true}}, "file_permissions": {"read": true}}),
     )
     .unwrap();
-    access::save_role(&db.conn, &public).await.unwrap();
+    roles::save_role(&db.conn, &public).await.unwrap();
     assert_eq!(
-        access::load_role(&db.conn, "public").await.unwrap(),
+        roles::load_role(&db.conn, "public").await.unwrap(),
         Some(public)
     );
-    let roles = access::list_roles(&db.conn).await.unwrap();
+    let roles = roles::list_roles(&db.conn).await.unwrap();
     assert!(roles.iter().find(|r| r.name == "public").unwrap().is_system);
 
     let custom = Role::from_json("custom", &json!({})).unwrap();
-    access::save_role(&db.conn, &custom).await.unwrap();
-    access::delete_role(&db.conn, "custom").await.unwrap();
-    assert_eq!(access::load_role(&db.conn, "custom").await.unwrap(), None);
+    roles::save_role(&db.conn, &custom).await.unwrap();
+    roles::delete_role(&db.conn, "custom").await.unwrap();
+    assert_eq!(roles::load_role(&db.conn, "custom").await.unwrap(), None);
 }
 
 fn secret() -> ApiKeySecret {
@@ -347,7 +340,7 @@ async fn api_keys_store_only_a_digest_and_check_secrets() {
     let s = secret();
     let ips = IpAllowlist::parse(["127.0.0.1/32", "::1/128"]).unwrap();
     let expires = datetime!(2099-01-01 0:00 UTC);
-    let created = access::create_api_key(
+    let created = keys::create_api_key(
         &db.conn,
         NewApiKey {
             name: "site-build",
@@ -380,7 +373,7 @@ async fn api_keys_store_only_a_digest_and_check_secrets() {
     assert!(!digest.contains(s.expose()) && !digest.contains("0123456789abcdef"));
 
     let now = OffsetDateTime::now_utc();
-    let found = access::find_api_key(&db.conn, &s.key_id())
+    let found = keys::find_api_key(&db.conn, &s.key_id())
         .await
         .unwrap()
         .unwrap();
@@ -393,42 +386,38 @@ async fn api_keys_store_only_a_digest_and_check_secrets() {
     assert_eq!(found.record.check(&wrong, now), KeyCheck::WrongSecret);
     let other = ApiKeySecret::parse("ek_zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz").unwrap();
     assert!(
-        access::find_api_key(&db.conn, &other.key_id())
+        keys::find_api_key(&db.conn, &other.key_id())
             .await
             .unwrap()
             .is_none()
     );
 
     // The list never carries the digest or the secret.
-    let list = access::list_api_keys(&db.conn).await.unwrap();
+    let list = keys::list_api_keys(&db.conn).await.unwrap();
     assert_eq!(list, std::slice::from_ref(&created));
     let shown = format!("{list:?}");
     assert!(!shown.contains(&digest), "{shown}");
     assert!(!shown.contains(s.expose()), "{shown}");
 
     // Revoke: find still answers, with a record that no longer authenticates.
-    access::revoke_api_key(&db.conn, "site-build")
-        .await
-        .unwrap();
-    let revoked = access::find_api_key(&db.conn, &s.key_id())
+    keys::revoke_api_key(&db.conn, "site-build").await.unwrap();
+    let revoked = keys::find_api_key(&db.conn, &s.key_id())
         .await
         .unwrap()
         .unwrap();
     assert!(revoked.record.revoked);
     assert_eq!(revoked.record.check(&s, now), KeyCheck::Revoked);
-    let first = access::list_api_keys(&db.conn).await.unwrap()[0]
+    let first = keys::list_api_keys(&db.conn).await.unwrap()[0]
         .revoked_at
         .unwrap();
-    access::revoke_api_key(&db.conn, "site-build")
-        .await
-        .unwrap();
+    keys::revoke_api_key(&db.conn, "site-build").await.unwrap();
     assert_eq!(
-        access::list_api_keys(&db.conn).await.unwrap()[0].revoked_at,
+        keys::list_api_keys(&db.conn).await.unwrap()[0].revoked_at,
         Some(first),
         "revoking again keeps the first revocation time"
     );
     assert!(matches!(
-        access::revoke_api_key(&db.conn, "nope").await.unwrap_err(),
+        keys::revoke_api_key(&db.conn, "nope").await.unwrap_err(),
         StorageError::NotFound { .. }
     ));
 }
@@ -462,19 +451,19 @@ async fn an_expiry_past_year_9999_in_utc_is_refused() {
         expires_at: Some(late),
         ..new_key("late", "admin", &s, &any)
     };
-    let err = access::create_api_key(&db.conn, key).await.unwrap_err();
-    assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+    let err = keys::create_api_key(&db.conn, key).await.unwrap_err();
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
     let fine = time::OffsetDateTime::parse("9999-12-31T20:00:00-02:00", &Rfc3339).unwrap();
     let key = NewApiKey {
         expires_at: Some(fine),
         ..new_key("fine", "admin", &s, &any)
     };
-    let created = access::create_api_key(&db.conn, key).await.unwrap();
+    let created = keys::create_api_key(&db.conn, key).await.unwrap();
     assert_eq!(created.expires_at, Some(fine));
-    let err = access::update_api_key(&db.conn, "fine", "admin", &any, Some(late))
+    let err = keys::update_api_key(&db.conn, "fine", "admin", &any, Some(late))
         .await
         .unwrap_err();
-    assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
 }
 
 #[tokio::test]
@@ -482,57 +471,52 @@ async fn api_key_conflicts_and_touch() {
     let db = seeded().await;
     let s = secret();
     let any = IpAllowlist::default();
-    let created = access::create_api_key(&db.conn, new_key("k", "admin", &s, &any))
+    let created = keys::create_api_key(&db.conn, new_key("k", "admin", &s, &any))
         .await
         .unwrap();
     assert!(created.ip_allowlist.is_empty());
 
     let other = ApiKeySecret::parse("ek_ffffffffffffffffffffffffffffffff").unwrap();
-    let err = access::create_api_key(&db.conn, new_key("k", "admin", &other, &any))
+    let err = keys::create_api_key(&db.conn, new_key("k", "admin", &other, &any))
         .await
         .unwrap_err();
     match err {
-        StorageError::Conflict(msg) => assert!(msg.contains("\"k\""), "{msg}"),
+        StorageError::Conflict { message: msg, .. } => assert!(msg.contains("\"k\""), "{msg}"),
         e => panic!("{e:?}"),
     }
-    let err = access::create_api_key(&db.conn, new_key("k2", "admin", &s, &any))
+    let err = keys::create_api_key(&db.conn, new_key("k2", "admin", &s, &any))
         .await
         .unwrap_err();
     match err {
-        StorageError::Conflict(msg) => assert!(msg.contains("key id"), "{msg}"),
+        StorageError::Conflict { message: msg, .. } => assert!(msg.contains("key id"), "{msg}"),
         e => panic!("{e:?}"),
     }
     assert!(matches!(
-        access::create_api_key(&db.conn, new_key("k3", "ghost", &other, &any))
+        keys::create_api_key(&db.conn, new_key("k3", "ghost", &other, &any))
             .await
             .unwrap_err(),
         StorageError::NotFound { what: "role" }
     ));
-    assert_eq!(access::list_api_keys(&db.conn).await.unwrap().len(), 1);
+    assert_eq!(keys::list_api_keys(&db.conn).await.unwrap().len(), 1);
 
     let at = datetime!(2026-11-23 10:00:00.123456 UTC);
-    access::touch_api_key(&db.conn, created.id, at)
-        .await
-        .unwrap();
-    let listed = access::api_key_by_name(&db.conn, "k")
-        .await
-        .unwrap()
-        .unwrap();
+    keys::touch_api_key(&db.conn, created.id, at).await.unwrap();
+    let listed = keys::api_key_by_name(&db.conn, "k").await.unwrap().unwrap();
     assert_eq!(listed.last_used_at, Some(at));
     // A key gone in the meantime is not an error.
-    access::touch_api_key(&db.conn, created.id + 1000, at)
+    keys::touch_api_key(&db.conn, created.id + 1000, at)
         .await
         .unwrap();
 
     // Deleting the role takes its keys with it: no fallback to another role.
     let custom = Role::from_json("temp", &json!({})).unwrap();
-    access::save_role(&db.conn, &custom).await.unwrap();
-    access::create_api_key(&db.conn, new_key("t", "temp", &other, &any))
+    roles::save_role(&db.conn, &custom).await.unwrap();
+    keys::create_api_key(&db.conn, new_key("t", "temp", &other, &any))
         .await
         .unwrap();
-    access::delete_role(&db.conn, "temp").await.unwrap();
+    roles::delete_role(&db.conn, "temp").await.unwrap();
     assert!(
-        access::find_api_key(&db.conn, &other.key_id())
+        keys::find_api_key(&db.conn, &other.key_id())
             .await
             .unwrap()
             .is_none()
@@ -542,97 +526,92 @@ async fn api_key_conflicts_and_touch() {
 #[tokio::test]
 async fn users_groups_and_roles() {
     let db = seeded().await;
-    let ann = access::create_user(&db.conn, "Ann", Some("ann@example.com"))
+    let ann = users::create_user(&db.conn, "Ann", Some("ann@example.com"))
         .await
         .unwrap();
-    let bob = access::create_user(&db.conn, "Bob", None).await.unwrap();
+    let bob = users::create_user(&db.conn, "Bob", None).await.unwrap();
     assert!(matches!(
-        access::create_user(&db.conn, "Ann 2", Some("ann@example.com"))
+        users::create_user(&db.conn, "Ann 2", Some("ann@example.com"))
             .await
             .unwrap_err(),
-        StorageError::Conflict(_)
+        StorageError::Conflict { .. }
     ));
 
-    let users = access::users_by_ids(&db.conn, &[bob.id, ann.id, bob.id, 999_999, i64::MAX])
+    let users = users::users_by_ids(&db.conn, &[bob.id, ann.id, bob.id, 999_999, i64::MAX])
         .await
         .unwrap();
     assert_eq!(users, [ann.clone(), bob.clone()]);
-    assert!(
-        access::users_by_ids(&db.conn, &[])
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(users::users_by_ids(&db.conn, &[]).await.unwrap().is_empty());
 
     // public is not assignable to users, neither directly nor through a group.
-    let err = access::assign_role(&db.conn, ann.id, "public")
+    let err = users::assign_role(&db.conn, ann.id, "public")
         .await
         .unwrap_err();
-    assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
-    let group = access::create_group(&db.conn, "editors").await.unwrap();
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
+    let group = groups::create_group(&db.conn, "editors").await.unwrap();
     assert!(matches!(
-        access::attach_role_to_group(&db.conn, group.id, "public")
+        groups::attach_role_to_group(&db.conn, group.id, "public")
             .await
             .unwrap_err(),
-        StorageError::Conflict(_)
+        StorageError::Conflict { .. }
     ));
     assert!(
-        access::roles_of_user(&db.conn, ann.id)
+        users::roles_of_user(&db.conn, ann.id)
             .await
             .unwrap()
             .is_empty()
     );
 
-    access::assign_role(&db.conn, ann.id, "reader")
+    users::assign_role(&db.conn, ann.id, "reader")
         .await
         .unwrap();
-    access::assign_role(&db.conn, ann.id, "reader")
+    users::assign_role(&db.conn, ann.id, "reader")
         .await
         .unwrap();
-    access::add_user_to_group(&db.conn, group.id, ann.id)
+    groups::add_user_to_group(&db.conn, group.id, ann.id)
         .await
         .unwrap();
-    access::add_user_to_group(&db.conn, group.id, bob.id)
+    groups::add_user_to_group(&db.conn, group.id, bob.id)
         .await
         .unwrap();
-    access::add_user_to_group(&db.conn, group.id, bob.id)
+    groups::add_user_to_group(&db.conn, group.id, bob.id)
         .await
         .unwrap();
-    access::attach_role_to_group(&db.conn, group.id, "admin")
+    groups::attach_role_to_group(&db.conn, group.id, "admin")
         .await
         .unwrap();
-    access::attach_role_to_group(&db.conn, group.id, "reader")
+    groups::attach_role_to_group(&db.conn, group.id, "reader")
         .await
         .unwrap();
     assert_eq!(
-        access::roles_of_user(&db.conn, ann.id).await.unwrap(),
+        users::roles_of_user(&db.conn, ann.id).await.unwrap(),
         ["admin", "reader"]
     );
     assert_eq!(
-        access::roles_of_user(&db.conn, bob.id).await.unwrap(),
+        users::roles_of_user(&db.conn, bob.id).await.unwrap(),
         ["admin", "reader"]
     );
 
     assert!(matches!(
-        access::assign_role(&db.conn, 999_999, "reader")
+        users::assign_role(&db.conn, 999_999, "reader")
             .await
             .unwrap_err(),
         StorageError::NotFound { what: "user" }
     ));
     assert!(matches!(
-        access::assign_role(&db.conn, ann.id, "ghost")
+        users::assign_role(&db.conn, ann.id, "ghost")
             .await
             .unwrap_err(),
         StorageError::NotFound { what: "role" }
     ));
     assert!(matches!(
-        access::add_user_to_group(&db.conn, 999_999, ann.id)
+        groups::add_user_to_group(&db.conn, 999_999, ann.id)
             .await
             .unwrap_err(),
         StorageError::NotFound { what: "group" }
     ));
     assert!(matches!(
-        access::create_group(&db.conn, "editors").await.unwrap_err(),
-        StorageError::Conflict(_)
+        groups::create_group(&db.conn, "editors").await.unwrap_err(),
+        StorageError::Conflict { .. }
     ));
 }

@@ -22,13 +22,21 @@
 
 use sea_orm::sqlx;
 use sea_orm::{
-    ConnectionTrait, DatabaseConnection, DbBackend, SqliteTransactionMode, Statement,
-    TransactionOptions, TransactionTrait,
+    ConnectionTrait, DbBackend, SqliteTransactionMode, Statement, TransactionOptions,
+    TransactionTrait,
 };
 use vellum_storage::testing::TestDb;
-use vellum_storage::{
-    PoolOptions, WriteCheck, connect, connect_with, db_storage_failure, db_unavailable,
-};
+use vellum_storage::{Database, PoolOptions, StorageError, WriteCheck, connect, connect_with};
+
+/// Whether storage classifies `err` as an outage.
+fn db_unavailable(err: &sea_orm::DbErr) -> bool {
+    StorageError::from(err.clone()).is_unavailable()
+}
+
+/// Whether storage classifies `err` as a failure of the database's storage.
+fn db_storage_failure(err: &sea_orm::DbErr) -> bool {
+    StorageError::from(err.clone()).is_storage_failure()
+}
 
 /// What `begin_write` (the storage crate's write paths) asks for.
 fn immediate() -> TransactionOptions {
@@ -39,7 +47,7 @@ fn immediate() -> TransactionOptions {
 }
 
 /// A pool of one connection on the test database, built as the server builds it.
-async fn one_connection_pool(db: &TestDb) -> DatabaseConnection {
+async fn one_connection_pool(db: &TestDb) -> Database {
     let options = PoolOptions {
         max_connections: Some(1),
         ..PoolOptions::default()
@@ -64,7 +72,7 @@ async fn count(db: &impl ConnectionTrait, sql: &str) -> i64 {
 
 /// One committed write through the pool, as a write path does it: `BEGIN IMMEDIATE`, insert,
 /// commit. `Ok` means the caller would answer 201.
-async fn write_note(pool: &DatabaseConnection, id: i64, body_bytes: usize) -> Result<(), String> {
+async fn write_note(pool: &Database, id: i64, body_bytes: usize) -> Result<(), String> {
     let tx = pool
         .begin_with_options(immediate())
         .await
@@ -86,7 +94,7 @@ async fn write_note(pool: &DatabaseConnection, id: i64, body_bytes: usize) -> Re
 
 /// A write that fails inside its transaction for a reason of the request (a duplicate key), so
 /// the transaction is rolled back by drop, as a handler's `?` does.
-async fn failed_write(pool: &DatabaseConnection, existing_id: i64) {
+async fn failed_write(pool: &Database, existing_id: i64) {
     let result = write_note(pool, existing_id, 10).await;
     assert!(
         result.is_err(),
@@ -222,7 +230,7 @@ enum Leftover {
 /// Returns a connection to the pool in the state `leftover` names. `DatabaseConnection` has no
 /// API that does this by mistake; the driver's own transaction, never committed nor rolled back
 /// (forgotten, so its drop does not roll it back), does.
-async fn release_with(pool: &DatabaseConnection, leftover: Leftover) {
+async fn release_with(pool: &Database, leftover: Leftover) {
     async fn stage<C: sqlx::Connection>(conn: &mut C, leftover: Leftover)
     where
         for<'c> &'c mut C: sqlx::Executor<'c>,
@@ -236,11 +244,21 @@ async fn release_with(pool: &DatabaseConnection, leftover: Leftover) {
     }
     match pool.get_database_backend() {
         DbBackend::Postgres => {
-            let mut conn = pool.get_postgres_connection_pool().acquire().await.unwrap();
+            let mut conn = pool
+                .sea_orm_connection()
+                .get_postgres_connection_pool()
+                .acquire()
+                .await
+                .unwrap();
             stage(&mut *conn, leftover).await;
         }
         _ => {
-            let mut conn = pool.get_sqlite_connection_pool().acquire().await.unwrap();
+            let mut conn = pool
+                .sea_orm_connection()
+                .get_sqlite_connection_pool()
+                .acquire()
+                .await
+                .unwrap();
             stage(&mut *conn, leftover).await;
         }
     }
@@ -289,7 +307,7 @@ async fn a_connection_released_inside_a_transaction_is_not_reused() {
 }
 
 /// A per-connection setting, to tell whether the pool's one connection is still the same one.
-async fn marker(pool: &DatabaseConnection) -> String {
+async fn marker(pool: &Database) -> String {
     let sql = match pool.get_database_backend() {
         DbBackend::Postgres => "SELECT current_setting('application_name')",
         _ => "SELECT CAST(cache_size AS TEXT) FROM pragma_cache_size()",

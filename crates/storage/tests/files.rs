@@ -8,9 +8,10 @@
     clippy::indexing_slicing
 )]
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, TransactionTrait};
+use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
 use time::OffsetDateTime;
 use vellum_policy::{Authorized, FileAction, FileWrite, Role, effective_visibility};
+use vellum_storage::Database;
 use vellum_storage::StorageError;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore, StagedBlob};
 use vellum_storage::files::{
@@ -44,14 +45,14 @@ fn new_file(parent_id: Option<i64>, filename: &str) -> NewFile {
     }
 }
 
-async fn file(db: &DatabaseConnection, parent: Option<i64>, name: &str) -> StoredFile {
+async fn file(db: &Database, parent: Option<i64>, name: &str) -> StoredFile {
     create_file(db, &op(FileAction::Create), new_file(parent, name))
         .await
         .unwrap()
 }
 
 async fn folder(
-    db: &DatabaseConnection,
+    db: &Database,
     parent: Option<i64>,
     name: &str,
     access: Option<Visibility>,
@@ -69,7 +70,7 @@ fn query(parent: ParentFilter) -> ListFiles<'static> {
     }
 }
 
-async fn list(db: &DatabaseConnection, q: ListFiles<'_>) -> FilePage {
+async fn list(db: &Database, q: ListFiles<'_>) -> FilePage {
     list_files(db, q).await.unwrap()
 }
 
@@ -77,7 +78,7 @@ fn names(page: &FilePage) -> Vec<&str> {
     page.items.iter().map(|f| f.filename.as_str()).collect()
 }
 
-async fn set_access(db: &DatabaseConnection, id: i64, access: Option<Visibility>) {
+async fn set_access(db: &Database, id: i64, access: Option<Visibility>) {
     let patch = FilePatch {
         access: Some(access),
         ..FilePatch::default()
@@ -87,18 +88,14 @@ async fn set_access(db: &DatabaseConnection, id: i64, access: Option<Visibility>
         .unwrap();
 }
 
-async fn raw(db: &DatabaseConnection, sql: &str) {
+async fn raw(db: &Database, sql: &str) {
     db.execute_raw(Statement::from_string(db.get_database_backend(), sql))
         .await
         .unwrap();
 }
 
 /// The effective visibility of `file_id` as every read path reports it, checked to agree.
-async fn effective_everywhere(
-    db: &DatabaseConnection,
-    file_id: i64,
-    parent: i64,
-) -> Option<Visibility> {
+async fn effective_everywhere(db: &Database, file_id: i64, parent: i64) -> Option<Visibility> {
     let one = get_file(db, file_id).await.unwrap().unwrap().effective;
     let batch = get_files(db, &[file_id]).await.unwrap();
     assert_eq!(batch.len(), 1);
@@ -555,11 +552,11 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
             new_file(Some(sub.id), "late.png")
         )
         .await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_folder(db, Some(top.id), "late", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let into_deleted = FilePatch {
         parent_id: Some(Some(top.id)),
@@ -567,7 +564,7 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), outside.id, into_deleted).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         update_file(db, &op(FileAction::Update), in_top.id, FilePatch::default()).await,
@@ -624,7 +621,7 @@ async fn writes_without_read_private_do_not_reach_private_files() {
     assert_eq!(changed.title.as_deref(), Some("changed"));
     assert!(matches!(
         update_file(db, &cap(FileAction::Delete), public.id, title()).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     soft_delete_file(db, &cap(FileAction::Delete), public.id)
         .await
@@ -734,7 +731,7 @@ async fn update_changes_only_the_given_keys() {
         )
         .await
         .unwrap_err();
-        assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+        assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
     }
     let empty_name = FilePatch {
         filename: Some("  ".to_owned()),
@@ -742,7 +739,7 @@ async fn update_changes_only_the_given_keys() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), before.id, empty_name).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert_eq!(get_file(db, before.id).await.unwrap().unwrap(), back);
     assert!(matches!(
@@ -768,7 +765,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, StorageError::Conflict(_)),
+            matches!(err, StorageError::Conflict { .. }),
             "{target}: {err:?}"
         );
     }
@@ -780,7 +777,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), c.id, under_file).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let under_missing = FilePatch {
         parent_id: Some(Some(999_999)),
@@ -788,7 +785,7 @@ async fn a_folder_cannot_move_into_itself_or_below() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), c.id, under_missing).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
 
     // Moving a deeper folder up (or a sibling across) is fine.
@@ -820,7 +817,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     let first = folder(db, None, "photos", None).await;
     assert!(matches!(
         create_folder(db, None, "photos", Some(Public)).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let other = folder(db, None, "other", None).await;
     let nested = folder(db, Some(other.id), "photos", None).await;
@@ -836,7 +833,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), other.id, rename).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     let move_up = FilePatch {
         parent_id: Some(None),
@@ -844,7 +841,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     };
     assert!(matches!(
         update_file(db, &op(FileAction::Update), nested.id, move_up).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     // Renaming to its own name or patching other keys is not a clash with itself.
     let same = FilePatch {
@@ -870,7 +867,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     let parent_is_file = file(db, None, "plain.png").await;
     assert!(matches!(
         create_folder(db, Some(parent_is_file.id), "x", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_file(
@@ -879,15 +876,15 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
             new_file(Some(parent_is_file.id), "x.png")
         )
         .await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_folder(db, Some(i64::MAX), "x", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
         create_folder(db, None, "", None).await,
-        Err(StorageError::Conflict(_))
+        Err(StorageError::Conflict { .. })
     ));
 }
 
@@ -1000,7 +997,7 @@ async fn concurrent_folder_creation_keeps_names_unique() {
     for task in tasks {
         match task.await.unwrap() {
             Ok(_) => won += 1,
-            Err(StorageError::Conflict(_)) => {}
+            Err(StorageError::Conflict { .. }) => {}
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
@@ -1016,7 +1013,7 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("pool.db").display());
     let mut options = sea_orm::ConnectOptions::new(url);
     options.max_connections(8).min_connections(8);
-    let conn = sea_orm::Database::connect(options).await.unwrap();
+    let conn = Database::from_sea_orm(sea_orm::Database::connect(options).await.unwrap());
     vellum_storage::migrate(&conn).await.unwrap();
     let parent = folder(&conn, None, "parent", None).await;
     let mut tasks = Vec::new();
@@ -1042,7 +1039,7 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
     for task in tasks {
         match task.await.unwrap() {
             Ok(true) => folders += 1,
-            Ok(false) | Err(StorageError::Conflict(_)) => {}
+            Ok(false) | Err(StorageError::Conflict { .. }) => {}
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
@@ -1350,7 +1347,7 @@ async fn a_capped_output_must_say_its_size() {
         };
         assert!(matches!(
             record_transform(db, &new, 300, minute(0)).await,
-            Err(StorageError::Conflict(_))
+            Err(StorageError::Conflict { .. })
         ));
     }
     assert!(list_transforms(db, "h").await.unwrap().is_empty());
@@ -1428,7 +1425,7 @@ async fn staged(blobs: &ObjectBlobStore, bytes: &[u8]) -> StagedBlob {
 }
 
 async fn upload_row(
-    db: &DatabaseConnection,
+    db: &Database,
     blobs: &ObjectBlobStore,
     name: &str,
     upload: &StagedBlob,

@@ -13,8 +13,9 @@ use vellum_domain::{
     WriteMode, flatten_for_read, prepare_write,
 };
 use vellum_policy::{CollectionAction, Filter, ItemRef, Role};
-use vellum_storage::collections::{Collection, CollectionDef, save_collection};
+use vellum_storage::collections::{CollectionDef, save_collection};
 use vellum_storage::items::{FilterScope, Item, ListItems, SortKey, create_item, list_items};
+use vellum_storage::model::Collection;
 use vellum_storage::testing::TestDb;
 
 struct Fixture {

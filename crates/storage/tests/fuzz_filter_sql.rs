@@ -44,10 +44,11 @@ use vellum_domain::{
     CollectionSlug, ContentLocales, FieldDef, LocaleCode, LocaleSelection, flatten_for_read,
 };
 use vellum_policy::{Filter, FilterOp, ItemRef};
-use vellum_storage::collections::{Collection, CollectionDef, save_collection};
+use vellum_storage::collections::{CollectionDef, save_collection};
 use vellum_storage::items::{
     FilterScope, Item, ListItems, SortKey, list_items, list_items_with_total,
 };
+use vellum_storage::model::Collection;
 use vellum_storage::testing::TestDb;
 
 /// proptest's defaults (256 cases; the `PROPTEST_*` variables apply).

@@ -22,14 +22,15 @@ use vellum_domain::{
 use vellum_policy::{Authorized, CollectionAction, Filter, ItemWrite, Role};
 use vellum_storage::StorageError;
 use vellum_storage::collections::{
-    Collection, CollectionDef, collection_by_id, collection_by_slug, delete_collection,
-    list_collections, save_collection,
+    CollectionDef, collection_by_id, collection_by_slug, delete_collection, list_collections,
+    save_collection,
 };
 use vellum_storage::items::{
     FilterScope, Item, ListItems, Page, create_item, deleted_items, force_delete_item, get_item,
     items_by_ids, list_items, restore_item, revisions, soft_delete_item, update_item,
 };
 use vellum_storage::links::{Link, links_for_items, referencing_items};
+use vellum_storage::model::Collection;
 use vellum_storage::testing::TestDb;
 
 // ---------------------------------------------------------------------------------------------
@@ -569,7 +570,7 @@ async fn save_collection_is_idempotent_and_keeps_the_ids_of_unchanged_fields() {
     let err = save_collection(db, &def("posts", &[title.clone(), title.clone()]))
         .await
         .unwrap_err();
-    assert!(matches!(err, StorageError::Conflict(_)), "{err:?}");
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
     let after = collection_by_slug(db, "posts").await.unwrap().unwrap();
     assert_eq!(after.fields, c.fields);
     assert_eq!(list_collections(db).await.unwrap().len(), 1);
@@ -992,7 +993,7 @@ async fn a_capability_for_another_collection_or_action_is_refused_and_writes_not
     let before = env.rows().await;
 
     let conflict = |r: Result<Item, StorageError>| match r {
-        Err(StorageError::Conflict(_)) => {}
+        Err(StorageError::Conflict { .. }) => {}
         other => panic!("expected Conflict, got {other:?}"),
     };
     // Create with a grant for another collection, or for another action.
@@ -1023,7 +1024,7 @@ async fn a_capability_for_another_collection_or_action_is_refused_and_writes_not
         admin(&c, CollectionAction::Update),
     ] {
         let r = soft_delete_item(&env.db.conn, &c, &env.scope(&c), &wrong, item.id).await;
-        assert!(matches!(r, Err(StorageError::Conflict(_))), "{r:?}");
+        assert!(matches!(r, Err(StorageError::Conflict { .. })), "{r:?}");
     }
 
     assert_eq!(env.rows().await, before);
@@ -1701,7 +1702,7 @@ async fn the_links_of_a_page_of_articles_come_back_from_one_query() {
     let queries = Arc::new(AtomicUsize::new(0));
     let mut counted = env.db.conn.clone();
     let counter = Arc::clone(&queries);
-    counted.set_metric_callback(move |_| {
+    counted.on_query(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
     let links = links_for_items(&counted, blog.field_id("tags"), &ids)
@@ -2207,12 +2208,8 @@ async fn a_thousand_live_tags_are_checked_in_one_query_and_the_cap_holds_past_it
     let checks = Arc::new(AtomicUsize::new(0));
     let mut counted = env.db.conn.clone();
     let counter = Arc::clone(&checks);
-    counted.set_metric_callback(move |info| {
-        if info
-            .statement
-            .sql
-            .starts_with("SELECT id FROM items WHERE collection_id")
-        {
+    counted.on_query(move |sql| {
+        if sql.starts_with("SELECT id FROM items WHERE collection_id") {
             counter.fetch_add(1, Ordering::SeqCst);
         }
     });
@@ -2270,8 +2267,7 @@ async fn a_refused_write_looks_each_related_collection_up_once() {
     let statements = Arc::new(AtomicUsize::new(0));
     let mut counted = env.db.conn.clone();
     let counter = Arc::clone(&statements);
-    counted.set_metric_callback(move |info| {
-        let sql = &info.statement.sql;
+    counted.on_query(move |sql| {
         if sql.starts_with("SELECT id FROM items")
             || sql.starts_with("SELECT slug FROM collections")
         {

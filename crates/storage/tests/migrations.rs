@@ -56,18 +56,24 @@ async fn tables(db: &TestDb) -> Vec<String> {
 async fn check(db: TestDb) {
     assert_eq!(tables(&db).await, TABLES, "{:?}", db.backend());
     // Applying again changes nothing.
-    Migrator::up(&db.conn, None).await.unwrap();
+    Migrator::up(db.conn.sea_orm_connection(), None)
+        .await
+        .unwrap();
     assert!(
-        Migrator::get_pending_migrations(&db.conn)
+        Migrator::get_pending_migrations(db.conn.sea_orm_connection())
             .await
             .unwrap()
             .is_empty()
     );
     assert_eq!(tables(&db).await, TABLES);
     // Down removes every table; up restores them.
-    Migrator::down(&db.conn, None).await.unwrap();
+    Migrator::down(db.conn.sea_orm_connection(), None)
+        .await
+        .unwrap();
     assert!(tables(&db).await.is_empty(), "{:?}", tables(&db).await);
-    Migrator::up(&db.conn, None).await.unwrap();
+    Migrator::up(db.conn.sea_orm_connection(), None)
+        .await
+        .unwrap();
     assert_eq!(tables(&db).await, TABLES);
 }
 
@@ -158,7 +164,9 @@ async fn last_used_at_is_backfilled_from_created_at_on_an_existing_database() {
     let db = TestDb::empty().await.unwrap();
     let b = db.backend();
     // The schema as it was before the migration.
-    Migrator::up(&db.conn, Some(2)).await.unwrap();
+    Migrator::up(db.conn.sea_orm_connection(), Some(2))
+        .await
+        .unwrap();
     let grant = Role::super_admin()
         .authorize_file_write(FileAction::Create)
         .unwrap();
@@ -211,9 +219,11 @@ async fn last_used_at_is_backfilled_from_created_at_on_an_existing_database() {
             .unwrap();
     }
 
-    Migrator::up(&db.conn, None).await.unwrap();
+    Migrator::up(db.conn.sea_orm_connection(), None)
+        .await
+        .unwrap();
     assert!(
-        Migrator::get_pending_migrations(&db.conn)
+        Migrator::get_pending_migrations(db.conn.sea_orm_connection())
             .await
             .unwrap()
             .is_empty()

@@ -15,7 +15,7 @@ use vellum_storage::testing::TestDb;
 
 fn conflict_message(err: StorageError) -> String {
     match err {
-        StorageError::Conflict(msg) => msg,
+        StorageError::Conflict { message: msg, .. } => msg,
         other => panic!("expected a conflict, got {other:?}"),
     }
 }
@@ -187,13 +187,13 @@ async fn unknown_keys_are_refused_listing_the_known_ones() {
         project::get_setting(&db.conn, "hash_key")
             .await
             .unwrap_err(),
-        StorageError::Conflict(_)
+        StorageError::Conflict { .. }
     ));
     assert!(matches!(
         project::set_setting(&db.conn, "hash_key", json!("00"))
             .await
             .unwrap_err(),
-        StorageError::Conflict(_)
+        StorageError::Conflict { .. }
     ));
 }
 

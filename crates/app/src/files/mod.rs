@@ -158,7 +158,7 @@ where
     let file = vellum_storage::files::update_file(state.db(), &grant, id, patch)
         .await
         .map_err(|err| match err {
-            StorageError::Conflict(message) => AppError::invalid("name", message),
+            StorageError::Conflict { message, .. } => AppError::invalid("name", message),
             other => other.into(),
         })?;
     state.content_changed().await;

@@ -141,7 +141,7 @@ where
     let file = ingest::record(state.db(), state.blobs(), &grant, received, upload)
         .await
         .map_err(|err| match err {
-            StorageError::Conflict(message) => AppError::invalid("parent_id", message),
+            StorageError::Conflict { message, .. } => AppError::invalid("parent_id", message),
             other => other.into(),
         })?;
     state.content_changed().await;

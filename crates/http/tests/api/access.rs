@@ -181,7 +181,7 @@ async fn a_revoked_key_is_401() {
         app.get_as("editor-key", ARTICLES).await.status,
         StatusCode::OK
     );
-    vellum_storage::access::revoke_api_key(&app.db.conn, "editor-key")
+    vellum_storage::keys::revoke_api_key(&app.db.conn, "editor-key")
         .await
         .unwrap();
     app.state.invalidate().await;

@@ -688,10 +688,10 @@ async fn items_written_through_api_keys_have_no_user() {
 async fn include_users_fills_mini_users_on_items_and_nested_items() {
     let f = setup().await;
     let conn = &f.app.db.conn;
-    let grace = vellum_storage::access::create_user(conn, "Grace", Some("grace@example.com"))
+    let grace = vellum_storage::users::create_user(conn, "Grace", Some("grace@example.com"))
         .await
         .unwrap();
-    let linus = vellum_storage::access::create_user(conn, "Linus", None)
+    let linus = vellum_storage::users::create_user(conn, "Linus", None)
         .await
         .unwrap();
     let author = insert_as_user(&f.app, "authors", &json!({"name": "Linus"}), Some(linus.id)).await;
@@ -1000,7 +1000,7 @@ async fn expansion_costs_the_same_number_of_statements_for_10_and_100_items() {
     let mut users = Vec::new();
     for i in 0..10 {
         users.push(
-            vellum_storage::access::create_user(conn, &format!("user {i}"), None)
+            vellum_storage::users::create_user(conn, &format!("user {i}"), None)
                 .await
                 .unwrap()
                 .id,

@@ -694,7 +694,7 @@ async fn app_on_disk(
     root: &Path,
 ) -> (TestDb, AppState, std::collections::BTreeMap<String, String>) {
     let db = TestDb::new().await.unwrap();
-    vellum_storage::access::seed_system(&db.conn).await.unwrap();
+    vellum_storage::seed::seed_system(&db.conn).await.unwrap();
     let report = vellum_manifest::apply(&db.conn, &project()).await.unwrap();
     let store = root.join("a").join("b").join("store");
     std::fs::create_dir_all(&store).unwrap();

@@ -30,7 +30,7 @@ fn ungated() -> Value {
 }
 
 async fn revoke(app: &TestApp, name: &str) {
-    vellum_storage::access::revoke_api_key(&app.db.conn, name)
+    vellum_storage::keys::revoke_api_key(&app.db.conn, name)
         .await
         .unwrap();
     app.state.invalidate().await;

@@ -55,7 +55,7 @@ impl TestApp {
     /// As [`TestApp::new`] with a given configuration (`base_url` is forced to [`BASE_URL`]).
     pub async fn with_config(manifest: Value, mut config: HttpConfig) -> Self {
         let db = TestDb::new().await.unwrap();
-        vellum_storage::access::seed_system(&db.conn).await.unwrap();
+        vellum_storage::seed::seed_system(&db.conn).await.unwrap();
         let report = vellum_manifest::apply(&db.conn, &manifest)
             .await
             .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
@@ -237,7 +237,7 @@ pub fn ready_body(status: &str, database: &str) -> Value {
 }
 
 /// The app state over `conn`: in-process cache and epoch, or Redis when [`REDIS_ENV`] is set.
-async fn state_for(conn: vellum_storage::DatabaseConnection, config: HttpConfig) -> AppState {
+async fn state_for(conn: vellum_storage::Database, config: HttpConfig) -> AppState {
     let blobs = std::sync::Arc::new(vellum_storage::blob::ObjectBlobStore::in_memory());
     let backends = match std::env::var(REDIS_ENV) {
         Ok(url) if !url.trim().is_empty() => {
@@ -264,14 +264,14 @@ pub async fn with_statement_counter(
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let db = TestDb::new().await.unwrap();
-    vellum_storage::access::seed_system(&db.conn).await.unwrap();
+    vellum_storage::seed::seed_system(&db.conn).await.unwrap();
     let report = vellum_manifest::apply(&db.conn, &manifest)
         .await
         .unwrap_or_else(|e| panic!("manifest does not apply: {e}"));
     let counter = Arc::new(AtomicUsize::new(0));
     let mut conn = db.conn.clone();
     let counted = Arc::clone(&counter);
-    conn.set_metric_callback(move |_| {
+    conn.on_query(move |_| {
         counted.fetch_add(1, Ordering::SeqCst);
     });
     config.base_url = BASE_URL.to_owned();

@@ -442,7 +442,7 @@ pub async fn range_reads_return_exactly_the_requested_bytes(backend: &dyn Backen
             .await
             .unwrap_err();
         assert!(
-            matches!(err, StorageError::Conflict(_)),
+            matches!(err, StorageError::Conflict { .. }),
             "{} {empty:?}: {err:?}",
             backend.name()
         );
@@ -520,7 +520,7 @@ pub async fn bad_keys_are_refused_by_every_operation(backend: &dyn Backend) {
     ] {
         let refused = |result: Result<(), StorageError>| {
             assert!(
-                matches!(result, Err(StorageError::Conflict(_))),
+                matches!(result, Err(StorageError::Conflict { .. })),
                 "{} {key:?}: {result:?}",
                 backend.name()
             );
@@ -656,7 +656,7 @@ pub async fn publish_refuses_a_staged_copy_outside_the_staging_area(backend: &dy
         };
         let err = store.publish(&forged).await.unwrap_err();
         assert!(
-            matches!(err, StorageError::Conflict(_)),
+            matches!(err, StorageError::Conflict { .. }),
             "{} {staging:?}: {err:?}",
             backend.name()
         );
