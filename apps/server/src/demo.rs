@@ -50,12 +50,12 @@ pub async fn seed(
         return Ok(None);
     }
     let mut manifest: Value = serde_json::from_str(MANIFEST).map_err(ServerError::DemoJson)?;
-    let covers = create_folder(db, None, "covers", Some(Visibility::Public)).await?;
-    // The demo uploads as the operator: super-admin's capability, through the same path as a
-    // request's upload.
+    // The demo writes as the operator: super-admin's capability, through the same paths as a
+    // request's folder and upload.
     let grant = vellum_policy::Role::super_admin()
         .authorize_file_write(vellum_policy::FileAction::Create)
         .map_err(|d| StorageError::conflict(d.to_string()))?;
+    let covers = create_folder(db, &grant, None, "covers", Some(Visibility::Public)).await?;
     let mut ids = Vec::new();
     for (slug, title, bytes) in IMAGES {
         let upload = vellum_app::ingest::Upload {

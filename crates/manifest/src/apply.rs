@@ -477,7 +477,10 @@ async fn apply_folders<C: ConnectionTrait + TransactionTrait>(
                 files::update_file(tx, &grant, folder.id, patch).await?.id
             }
             None => {
-                files::create_folder(tx, parent, name, access)
+                let grant = vellum_policy::Role::super_admin()
+                    .authorize_file_write(vellum_policy::FileAction::Create)
+                    .map_err(|d| StorageError::conflict(d.to_string()))?;
+                files::create_folder(tx, &grant, parent, name, access)
                     .await
                     .map_err(|e| match e {
                         StorageError::Conflict { message, .. } => {

@@ -57,7 +57,9 @@ async fn folder(
     name: &str,
     access: Option<Visibility>,
 ) -> StoredFile {
-    create_folder(db, parent, name, access).await.unwrap()
+    create_folder(db, &op(FileAction::Create), parent, name, access)
+        .await
+        .unwrap()
 }
 
 fn query(parent: ParentFilter) -> ListFiles<'static> {
@@ -555,7 +557,7 @@ async fn soft_delete_hides_the_row_and_a_folders_descendants() {
         Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
-        create_folder(db, Some(top.id), "late", None).await,
+        create_folder(db, &op(FileAction::Create), Some(top.id), "late", None).await,
         Err(StorageError::Conflict { .. })
     ));
     let into_deleted = FilePatch {
@@ -623,6 +625,14 @@ async fn writes_without_read_private_do_not_reach_private_files() {
         update_file(db, &cap(FileAction::Delete), public.id, title()).await,
         Err(StorageError::Conflict { .. })
     ));
+    // A folder is a file write like any other: it takes the files `create` capability.
+    assert!(matches!(
+        create_folder(db, &cap(FileAction::Update), None, "sneaky", None).await,
+        Err(StorageError::Conflict { .. })
+    ));
+    create_folder(db, &cap(FileAction::Create), None, "made", None)
+        .await
+        .unwrap();
     soft_delete_file(db, &cap(FileAction::Delete), public.id)
         .await
         .unwrap();
@@ -816,7 +826,7 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
     let db = &db.conn;
     let first = folder(db, None, "photos", None).await;
     assert!(matches!(
-        create_folder(db, None, "photos", Some(Public)).await,
+        create_folder(db, &op(FileAction::Create), None, "photos", Some(Public)).await,
         Err(StorageError::Conflict { .. })
     ));
     let other = folder(db, None, "other", None).await;
@@ -866,7 +876,14 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
 
     let parent_is_file = file(db, None, "plain.png").await;
     assert!(matches!(
-        create_folder(db, Some(parent_is_file.id), "x", None).await,
+        create_folder(
+            db,
+            &op(FileAction::Create),
+            Some(parent_is_file.id),
+            "x",
+            None
+        )
+        .await,
         Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
@@ -879,11 +896,11 @@ async fn folder_names_are_unique_per_parent_among_live_folders() {
         Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
-        create_folder(db, Some(i64::MAX), "x", None).await,
+        create_folder(db, &op(FileAction::Create), Some(i64::MAX), "x", None).await,
         Err(StorageError::Conflict { .. })
     ));
     assert!(matches!(
-        create_folder(db, None, "", None).await,
+        create_folder(db, &op(FileAction::Create), None, "", None).await,
         Err(StorageError::Conflict { .. })
     ));
 }
@@ -962,7 +979,9 @@ async fn writes_join_an_enclosing_transaction() {
     let db = TestDb::new().await.unwrap();
     let db = &db.conn;
     let txn = db.begin().await.unwrap();
-    let dir = create_folder(&txn, None, "dir", None).await.unwrap();
+    let dir = create_folder(&txn, &op(FileAction::Create), None, "dir", None)
+        .await
+        .unwrap();
     create_file(
         &txn,
         &op(FileAction::Create),
@@ -990,7 +1009,7 @@ async fn concurrent_folder_creation_keeps_names_unique() {
     for _ in 0..32 {
         let conn = db.conn.clone();
         tasks.push(tokio::spawn(async move {
-            create_folder(&conn, None, "race", None).await
+            create_folder(&conn, &op(FileAction::Create), None, "race", None).await
         }));
     }
     let mut won = 0;
@@ -1021,9 +1040,15 @@ async fn concurrent_tree_writes_queue_on_a_multi_connection_sqlite_pool() {
         let conn = conn.clone();
         tasks.push(tokio::spawn(async move {
             if i % 2 == 0 {
-                create_folder(&conn, Some(parent.id), "race", None)
-                    .await
-                    .map(|_| true)
+                create_folder(
+                    &conn,
+                    &op(FileAction::Create),
+                    Some(parent.id),
+                    "race",
+                    None,
+                )
+                .await
+                .map(|_| true)
             } else {
                 create_file(
                     &conn,

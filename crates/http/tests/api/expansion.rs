@@ -168,15 +168,33 @@ async fn collection_id(app: &TestApp, slug: &str) -> i64 {
 async fn setup() -> Fixture {
     let app = TestApp::new(media()).await;
     let conn = &app.db.conn;
-    let private = create_folder(conn, None, "private", Some(Visibility::Private))
-        .await
-        .unwrap();
-    let inner = create_folder(conn, Some(private.id), "inner", None)
-        .await
-        .unwrap();
-    let opened = create_folder(conn, Some(private.id), "open", Some(Visibility::Public))
-        .await
-        .unwrap();
+    let private = create_folder(
+        conn,
+        &crate::support::op(vellum_policy::FileAction::Create),
+        None,
+        "private",
+        Some(Visibility::Private),
+    )
+    .await
+    .unwrap();
+    let inner = create_folder(
+        conn,
+        &crate::support::op(vellum_policy::FileAction::Create),
+        Some(private.id),
+        "inner",
+        None,
+    )
+    .await
+    .unwrap();
+    let opened = create_folder(
+        conn,
+        &crate::support::op(vellum_policy::FileAction::Create),
+        Some(private.id),
+        "open",
+        Some(Visibility::Public),
+    )
+    .await
+    .unwrap();
     let cover = file(
         &app,
         None,

@@ -60,10 +60,16 @@ pub async fn folder(
     name: &str,
     access: Option<Visibility>,
 ) -> i64 {
-    let id = create_folder(&app.db.conn, parent, name, access)
-        .await
-        .unwrap()
-        .id;
+    let id = create_folder(
+        &app.db.conn,
+        &crate::support::op(vellum_policy::FileAction::Create),
+        parent,
+        name,
+        access,
+    )
+    .await
+    .unwrap()
+    .id;
     app.state.invalidate().await;
     id
 }

@@ -217,9 +217,15 @@ async fn post(app: &TestApp, slug: &str, data: Value) -> i64 {
 
 async fn seed(app: &TestApp) -> World {
     let conn = &app.db.conn;
-    let vault = create_folder(conn, None, "vault", Some(Visibility::Private))
-        .await
-        .unwrap();
+    let vault = create_folder(
+        conn,
+        &crate::support::op(vellum_policy::FileAction::Create),
+        None,
+        "vault",
+        Some(Visibility::Private),
+    )
+    .await
+    .unwrap();
     let mut files = Vec::new();
     for (parent, name) in [
         (None, "PUBLICFILE.jpg"),

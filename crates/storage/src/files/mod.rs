@@ -326,16 +326,20 @@ pub async fn list_files<C: ConnectionTrait>(
 /// Creates a folder under `parent_id` (`None`: the top level). Folder names are unique among
 /// the live folders of one parent, because the project manifest finds folders by (parent, name).
 ///
+/// Like every file write it takes the policy's capability: a files `create` grant.
+///
 /// # Errors
 /// [`StorageError::Conflict`] when the name is empty or taken, or the parent is not a live
-/// folder; [`StorageError::Db`] when a query fails.
+/// folder (or the capability is for another action); [`StorageError::Db`] when a query fails.
 #[instrument(skip_all, err, fields(parent_id = parent_id))]
 pub async fn create_folder<C: ConnectionTrait + TransactionTrait>(
     db: &C,
+    grant: &Authorized<FileWrite>,
     parent_id: Option<i64>,
     name: &str,
     access: Option<Visibility>,
 ) -> Result<StoredFile, StorageError> {
+    check_file_capability(grant, FileAction::Create)?;
     check_name(name)?;
     let txn = begin_write(db).await?;
     lock_tree(&txn).await?;
@@ -680,7 +684,6 @@ fn push_visible_cte(sql: &mut Sql, filter: impl FnOnce(&mut Sql)) {
     );
 }
 
-/// Reads back a row just written inside `txn`, with its effective visibility.
 /// Refuses a capability issued for another action (a handler passing the wrong one is a bug,
 /// never a request's doing).
 fn check_file_capability(
@@ -716,6 +719,7 @@ async fn reachable_file<C: ConnectionTrait>(
     }
 }
 
+/// Reads back a row just written inside `txn`, with its effective visibility.
 async fn reread<C: ConnectionTrait>(txn: &C, id: i64) -> Result<StoredFile, StorageError> {
     get_file(txn, id)
         .await?
