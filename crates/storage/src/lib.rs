@@ -55,6 +55,7 @@ pub async fn migrate(db: &Database) -> Result<(), StorageError> {
 ///
 /// # Errors
 /// [`StorageError::Migrate`] when the migration table cannot be read.
+#[tracing::instrument(skip_all, err)]
 pub async fn pending_migrations(db: &Database) -> Result<Vec<String>, StorageError> {
     Ok(Migrator::get_pending_migrations(db.connection())
         .await
