@@ -57,11 +57,11 @@ pub(crate) struct Config {
 #[derive(Debug, clap::Args)]
 pub(crate) struct TransformArgs {
     /// JPEG quality of image transform outputs (1 to 100).
-    #[arg(long, env = "VELLUM_JPEG_QUALITY", default_value_t = 82, value_parser = clap::value_parser!(u8).range(1..=100))]
+    #[arg(long, env = "VELLUM_JPEG_QUALITY", default_value_t = vellum_app::DEFAULT_JPEG_QUALITY, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub(crate) jpeg_quality: u8,
 
     /// Largest image (width x height, in pixels) a transform decodes; larger ones get 422.
-    #[arg(long, env = "VELLUM_MAX_IMAGE_PIXELS", default_value_t = 50_000_000)]
+    #[arg(long, env = "VELLUM_MAX_IMAGE_PIXELS", default_value_t = vellum_app::DEFAULT_MAX_IMAGE_PIXELS)]
     pub(crate) max_image_pixels: u64,
 
     /// Memory that image transforms running at once may hold together, by their estimated cost

@@ -55,6 +55,17 @@ pub struct AppConfig {
     pub transform_worker_memory: u64,
 }
 
+/// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
+pub const DEFAULT_JSON_LIMIT: usize = 2 * 1024 * 1024;
+/// JPEG quality of transform outputs by default; `VELLUM_JPEG_QUALITY`.
+pub const DEFAULT_JPEG_QUALITY: u8 = 82;
+/// The largest image a transform decodes by default; `VELLUM_MAX_IMAGE_PIXELS`.
+pub const DEFAULT_MAX_IMAGE_PIXELS: u64 = 50_000_000;
+/// Seconds an API handler may run by default; `VELLUM_REQUEST_TIMEOUT`.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
+/// Seconds a request body may stall by default; `VELLUM_BODY_READ_TIMEOUT`.
+pub const DEFAULT_BODY_READ_TIMEOUT_SECS: u64 = 30;
+
 /// The default transform memory budget: two transforms of the largest image the default pixel
 /// limit admits (50 MP: about 200 MiB decoded each) fit at once, or about ten 12 MP photos.
 pub const DEFAULT_TRANSFORM_MEMORY: u64 = 512 * 1024 * 1024;
@@ -73,11 +84,11 @@ impl Default for AppConfig {
             cors_origins: CorsOrigins::Any,
             trusted_proxies: Vec::new(),
             snapshot_ttl: Duration::from_secs(5),
-            json_limit: 2 * 1024 * 1024,
-            jpeg_quality: 82,
-            max_image_pixels: 50_000_000,
-            request_timeout: Duration::from_secs(30),
-            body_read_timeout: Duration::from_secs(30),
+            json_limit: DEFAULT_JSON_LIMIT,
+            jpeg_quality: DEFAULT_JPEG_QUALITY,
+            max_image_pixels: DEFAULT_MAX_IMAGE_PIXELS,
+            request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
+            body_read_timeout: Duration::from_secs(DEFAULT_BODY_READ_TIMEOUT_SECS),
             transform_memory: DEFAULT_TRANSFORM_MEMORY,
             transform_concurrency: cores(),
             transform_queue_timeout: Duration::from_secs(5),

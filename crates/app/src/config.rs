@@ -118,7 +118,7 @@ pub struct HttpArgs {
 
     /// Seconds an API handler may run before the client gets 503 (uploads and streamed file
     /// bodies are not limited).
-    #[arg(long, env = "VELLUM_REQUEST_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "VELLUM_REQUEST_TIMEOUT", default_value_t = crate::DEFAULT_REQUEST_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout: u64,
 
     /// Seconds a client has to send a request's headers (slow-loris); slower clients get 408
@@ -139,7 +139,7 @@ pub struct HttpArgs {
 
     /// Seconds reading a request body (uploads included) may wait for its next bytes before the
     /// client gets 408.
-    #[arg(long, env = "VELLUM_BODY_READ_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "VELLUM_BODY_READ_TIMEOUT", default_value_t = crate::DEFAULT_BODY_READ_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
     pub body_read_timeout: u64,
 
     /// `off` disables the public API response cache (for benchmarks and debugging).
@@ -157,7 +157,7 @@ pub struct HttpArgs {
     pub cors_origins: Vec<String>,
 
     /// Largest JSON request body in bytes (413 above).
-    #[arg(long, env = "VELLUM_JSON_LIMIT", default_value_t = 2 * 1024 * 1024)]
+    #[arg(long, env = "VELLUM_JSON_LIMIT", default_value_t = crate::DEFAULT_JSON_LIMIT)]
     pub json_limit: usize,
 
     /// HTTP worker threads [default: one per CPU core].

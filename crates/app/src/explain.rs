@@ -14,6 +14,7 @@ use vellum_storage::model::Collection;
 
 use crate::context::AppState;
 use crate::error::AppError;
+use crate::snapshot::Snapshot;
 
 /// The explanation of one (role, collection, action), and optionally one item.
 #[derive(Debug, Clone)]
@@ -58,7 +59,10 @@ pub async fn item(
         .filter(|_| role.item_filter(slug).is_some())
         .and_then(|g| g.to_json().pointer("/rules/item_filter").cloned());
     let item = match item {
-        Some(id) => Some((id, item_decision(state, &role, collection, id).await?)),
+        Some(id) => Some((
+            id,
+            item_decision(state, &snapshot, &role, collection, id).await?,
+        )),
         None => None,
     };
     Ok(Explanation {
@@ -97,11 +101,11 @@ fn denied_fields(role: &Role, collection: &Collection, action: CollectionAction)
 /// every role item filter judges (see [`items::with_role_view`]).
 async fn item_decision(
     state: &AppState,
+    snapshot: &Snapshot,
     role: &Role,
     collection: &Collection,
     id: i64,
 ) -> Result<Decision, AppError> {
-    let snapshot = state.snapshot().await?;
     let locale = snapshot.locales.default_locale().clone();
     let scope = FilterScope {
         schema: collection.schema(),

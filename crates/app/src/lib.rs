@@ -33,7 +33,10 @@ pub mod telemetry;
 pub mod transforms;
 
 pub use actor::Actor;
-pub use app_config::{AppConfig, DEFAULT_TRANSFORM_MEMORY, cores};
+pub use app_config::{
+    AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
+    DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_TRANSFORM_MEMORY, cores,
+};
 pub use context::{AppState, Backends};
 pub use error::AppError;
 pub use snapshot::Snapshot;

@@ -958,4 +958,54 @@ mod tests {
             assert_eq!(r.authorize_file_write(action).is_ok(), allowed);
         }
     }
+
+    /// The grant is asked once, before any field is known; the field rules come second; the two
+    /// steps together are exactly `authorize_item_write`.
+    #[test]
+    fn item_writes_are_authorized_in_two_steps_that_compose() {
+        let r = editor();
+        let articles = slug("articles");
+        let denied = r
+            .authorize_item_action(&articles, CollectionAction::Delete)
+            .unwrap_err();
+        assert!(matches!(denied.reason, Reason::CollectionGrant { .. }));
+        assert!(
+            r.authorize_item_action(&slug("authors"), CollectionAction::Create)
+                .is_err()
+        );
+        let cases: [(CollectionAction, &[&str]); 4] = [
+            (CollectionAction::Create, &["title"]),
+            (CollectionAction::Create, &["title", "internal_notes"]),
+            (CollectionAction::Update, &["slug"]),
+            (CollectionAction::Update, &["title"]),
+        ];
+        for (action, fields) in cases {
+            let two_steps = r
+                .authorize_item_action(&articles, action)
+                .unwrap()
+                .for_fields(fields.iter().copied());
+            let one_call = r.authorize_item_write(&articles, action, fields.iter().copied());
+            assert_eq!(two_steps, one_call, "{action} {fields:?}");
+        }
+        let refused = r
+            .authorize_item_action(&articles, CollectionAction::Create)
+            .unwrap()
+            .for_fields(["internal_notes", "title"])
+            .unwrap_err();
+        assert_eq!(
+            refused.reason,
+            Reason::FieldRules {
+                action: CollectionAction::Create,
+                fields: vec![FieldName::parse("internal_notes").unwrap()],
+            }
+        );
+        // An allowed write carries the role's item filter to storage.
+        let write = r
+            .authorize_item_action(&articles, CollectionAction::Update)
+            .unwrap()
+            .for_fields(["title"])
+            .unwrap();
+        assert!(write.get().item_filter.is_some());
+        assert_eq!(write.get().action, CollectionAction::Update);
+    }
 }
