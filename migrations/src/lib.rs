@@ -16,6 +16,7 @@ use sea_orm_migration::{MigrationTrait, async_trait::async_trait};
 mod m20261123_000001_initial_schema;
 mod m20261123_000002_item_unique_values;
 mod m20261125_000003_file_transform_last_used;
+mod m20261126_000004_admin_accounts;
 
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000001_initial_schema::Migration),
             Box::new(m20261123_000002_item_unique_values::Migration),
             Box::new(m20261125_000003_file_transform_last_used::Migration),
+            Box::new(m20261126_000004_admin_accounts::Migration),
         ]
     }
 }

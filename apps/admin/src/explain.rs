@@ -142,6 +142,7 @@ fn rule(reason: &Reason) -> &'static str {
         Reason::FileGrant { .. } => "file_grant",
         Reason::FileVisibility { .. } => "file_visibility",
         Reason::RoleRule { .. } => "role_rule",
+        Reason::AdminPermission { .. } => "admin_permission",
     }
 }
 

@@ -53,6 +53,8 @@ pub struct AppConfig {
     pub transform_workers: usize,
     /// The data-segment limit (`RLIMIT_DATA`) of each worker process, in bytes.
     pub transform_worker_memory: u64,
+    /// Sessions, password hashing and mail of the admin app.
+    pub identity: crate::identity::IdentityConfig,
 }
 
 /// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
@@ -96,6 +98,7 @@ impl Default for AppConfig {
             transform_workers: 0,
             transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
             derivative_cap: DerivativeCap::DEFAULT,
+            identity: crate::identity::IdentityConfig::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ use vellum_storage::{Database, StorageError};
 
 use crate::app_config::AppConfig;
 use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
+use crate::identity::Identity;
 use crate::snapshot::{MAX_REMEMBERED_KEYS, Snapshot, differs};
 use crate::transforms::{TransformStats, Transforms};
 
@@ -75,6 +76,8 @@ struct Inner {
     redis: Option<Arc<RedisBackend>>,
     /// The transform budget, the computations in flight and the failure memo.
     transforms: Arc<Transforms>,
+    /// Sessions, password hashing, throttles and mail.
+    identity: Identity,
     snapshot: RwLock<Arc<Snapshot>>,
     /// Held while the snapshot is rebuilt, so concurrent requests wait for one rebuild instead of
     /// each running their own.
@@ -127,6 +130,11 @@ impl AppState {
             op: "starting the transform path",
             source,
         })?;
+        let identity = Identity::new(config.identity.clone(), &db, backends.redis.clone())
+            .map_err(|e| StorageError::Io {
+                op: "starting the sign-in services",
+                source: std::io::Error::other(e.to_string()),
+            })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
@@ -136,6 +144,7 @@ impl AppState {
                 blobs: backends.blobs,
                 redis: backends.redis,
                 transforms,
+                identity,
                 snapshot: RwLock::new(Arc::new(snapshot)),
                 rebuilding: tokio::sync::Mutex::new(()),
                 touched: Mutex::new(HashMap::new()),
@@ -167,6 +176,12 @@ impl AppState {
 
     pub(crate) fn transforms(&self) -> &Arc<Transforms> {
         &self.inner.transforms
+    }
+
+    /// Sessions, password hashing, throttles and mail.
+    #[must_use]
+    pub fn identity(&self) -> &Identity {
+        &self.inner.identity
     }
 
     /// Counters of the transform path: computations run, failures answered from the memo,
@@ -209,6 +224,13 @@ impl AppState {
     /// the project outside the API (tests, admin surfaces).
     pub async fn invalidate(&self) {
         self.inner.epoch.bump().await;
+    }
+
+    /// Forgets this replica's memo of user `id`'s account, after a change that does not affect
+    /// what any other replica allows (a verified email). Changes of roles and permissions use
+    /// [`AppState::invalidate`], which every replica sees.
+    pub fn forget_account(&self, id: i64) {
+        self.current_snapshot().forget_account(id);
     }
 
     /// Marks cached responses and list totals stale after a write of items or files through

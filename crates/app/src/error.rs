@@ -12,6 +12,12 @@ pub enum AppError {
     /// Unknown collection, item or file (or one the role's item filter hides).
     #[error("not found")]
     NotFound,
+    /// An admin request without a valid session (none, forged, expired or ended).
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// Too many attempts (sign-in failures, mails asked for): retry after this many seconds.
+    #[error("throttled: retry after {retry_after} s")]
+    Throttled { retry_after: u64 },
     /// The policy said no; the rule that did is kept for logs and `explain`, never shown.
     #[error("forbidden: {0:?}")]
     Forbidden(Reason),

@@ -12,6 +12,8 @@
 //! This crate must never depend on a web framework (actix-web), render HTML or know status
 //! codes: `.ci/run` proves the first.
 
+pub mod accounts;
+pub mod activity;
 pub mod actor;
 mod app_config;
 pub mod cache;
@@ -22,9 +24,12 @@ mod error;
 pub mod explain;
 pub mod files;
 pub mod health;
+pub mod identity;
 pub mod ingest;
+pub mod input;
 pub mod items;
 mod nul;
+pub mod principal;
 pub mod query;
 pub mod render;
 pub mod resources;
@@ -39,5 +44,6 @@ pub use app_config::{
 };
 pub use context::{AppState, Backends};
 pub use error::AppError;
+pub use principal::{AccountResource, Principal};
 pub use snapshot::Snapshot;
 pub use telemetry::error_chain;

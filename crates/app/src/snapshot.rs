@@ -18,6 +18,7 @@ use vellum_storage::project::ProjectSettings;
 use vellum_storage::{Database, StorageError};
 
 use crate::cache::key::KeyHasher;
+use crate::principal::AccountAccess;
 /// The project as requests see it, consistent within one request.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -32,6 +33,9 @@ pub struct Snapshot {
     roles: HashMap<String, Arc<Role>>,
     /// Keys looked up since the snapshot was built (including misses), bounded.
     keys: Mutex<HashMap<KeyId, Option<Arc<FoundKey>>>>,
+    /// Signed-in users' accounts and permissions looked up since the snapshot was built (a miss
+    /// is a user that no longer exists), bounded like the keys.
+    accounts: Mutex<HashMap<i64, Option<Arc<AccountAccess>>>>,
     /// Item list totals counted since the snapshot was built. The snapshot lives exactly as long
     /// as its epoch, and every write bumps the epoch, so a remembered total is the current one.
     totals: TotalsMemo,
@@ -127,6 +131,7 @@ impl Snapshot {
             hash_key,
             roles,
             keys: Mutex::new(HashMap::new()),
+            accounts: Mutex::new(HashMap::new()),
             totals: TotalsMemo::default(),
             epoch,
             built: Instant::now(),
@@ -153,6 +158,12 @@ impl Snapshot {
             by_id: self.by_id.clone(),
             roles: self.roles.clone(),
             keys: Mutex::new(keys),
+            accounts: Mutex::new(
+                self.accounts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone(),
+            ),
             totals: TotalsMemo::default(),
             epoch,
             built: self.built,
@@ -211,6 +222,39 @@ impl Snapshot {
         }
         keys.insert(key_id.clone(), found.clone());
         Ok(found)
+    }
+
+    /// The account and admin permissions of user `id`, from the memo or the database.
+    pub(crate) async fn account_access(
+        &self,
+        db: &Database,
+        id: i64,
+    ) -> Result<Option<Arc<AccountAccess>>, StorageError> {
+        let lock = || {
+            self.accounts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(found) = lock().get(&id) {
+            return Ok(found.clone());
+        }
+        let found = vellum_storage::accounts::account(db, id)
+            .await?
+            .map(|account| Arc::new(AccountAccess::new(account)));
+        let mut accounts = lock();
+        if accounts.len() >= MAX_REMEMBERED_KEYS {
+            accounts.clear();
+        }
+        accounts.insert(id, found.clone());
+        Ok(found)
+    }
+
+    /// Forgets what was remembered of user `id` (its account changed on this replica).
+    pub(crate) fn forget_account(&self, id: i64) {
+        self.accounts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&id);
     }
 
     /// The remembered total of the list identified by `key`.

@@ -25,6 +25,9 @@ pub enum DomainError {
     InvalidSettings { path: String, message: String },
     #[error("duplicate field name \"{0}\"")]
     DuplicateField(String),
+    /// An account's email, name or password; the message is the one shown to the user.
+    #[error("{0}")]
+    InvalidAccount(String),
 }
 
 impl DomainError {

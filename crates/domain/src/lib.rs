@@ -13,6 +13,7 @@
 //! layer to perform: the `unique` rule ([`UniqueCheck`]) and the existence of related items and
 //! files ([`references`]).
 
+mod account;
 mod error;
 mod field_type;
 mod flag;
@@ -28,6 +29,10 @@ pub mod value;
 mod write;
 mod write_context;
 
+pub use account::{
+    EmailAddress, MAX_EMAIL_LEN, MAX_PASSWORD_CHARS, MAX_USER_NAME_LEN, MIN_PASSWORD_CHARS,
+    check_new_password, parse_user_name,
+};
 pub use error::{DomainError, ValidationErrors};
 pub use field_type::{FieldType, ValueShape};
 pub use flag::is_truthy;

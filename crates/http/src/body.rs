@@ -34,3 +34,22 @@ pub(crate) async fn read_body(
     }
     Ok(body)
 }
+
+/// The largest body a sign-in route reads: they are open to anyone, and an email, a password
+/// and a code fit many times over.
+pub(crate) const SIGN_IN_BODY_LIMIT: usize = 16 * 1024;
+
+/// An admin request's JSON body, read up to `limit` bytes. An empty body is `{}` (a route whose
+/// fields are all optional); anything but JSON is 422.
+pub(crate) async fn read_json(
+    payload: web::Payload,
+    limit: usize,
+    req: &HttpRequest,
+) -> Result<serde_json::Value, ApiError> {
+    let bytes = read_body(payload, limit, req).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(serde_json::Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|_| ApiError::invalid("body", "The request body must be valid JSON."))
+}

@@ -24,6 +24,16 @@ pub enum ApiError {
     /// Unknown collection, item or file (or one the role's item filter hides).
     #[error("not found")]
     NotFound,
+    /// An admin request without a valid session.
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// Too many attempts: 429 with `Retry-After`.
+    #[error("throttled: retry after {retry_after} s")]
+    Throttled { retry_after: u64 },
+    /// A state-changing admin request with a session, sent from another site (admin contract's
+    /// cross-site request protection).
+    #[error("cross-site request refused")]
+    CrossSite,
     /// A missing grant, a field rule or an item filter; the reason is logged, never shown.
     #[error("forbidden: {0:?}")]
     Forbidden(Reason),
@@ -69,6 +79,8 @@ impl From<AppError> for ApiError {
     fn from(err: AppError) -> Self {
         match err {
             AppError::NotFound => Self::NotFound,
+            AppError::Unauthenticated => Self::Unauthenticated,
+            AppError::Throttled { retry_after } => Self::Throttled { retry_after },
             AppError::Forbidden(reason) => Self::Forbidden(reason),
             AppError::Rejected(rejection) => Self::Rejected(rejection),
             AppError::Invalid(errors) => Self::Invalid(errors),
@@ -100,6 +112,9 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::CrossSite => StatusCode::FORBIDDEN,
             Self::Rejected(rejection) if rejection.is_unauthenticated() => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) | Self::Rejected(_) => StatusCode::FORBIDDEN,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -115,6 +130,15 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let body = match self {
             Self::NotFound => json!({"message": "Not found."}),
+            Self::Unauthenticated => json!({"message": "Unauthenticated."}),
+            Self::Throttled { retry_after } => {
+                tracing::info!(retry_after, "refused: too many attempts");
+                json!({"message": "Too many requests."})
+            }
+            Self::CrossSite => {
+                tracing::info!("refused: a cross-site admin request");
+                json!({"message": "Cross-site request refused."})
+            }
             Self::Forbidden(reason) => {
                 tracing::info!(?reason, "forbidden");
                 json!({"message": "Forbidden."})
@@ -150,7 +174,7 @@ impl ResponseError for ApiError {
         res.insert_header(ContentType::json());
         let retry_after = match self {
             Self::Unavailable(_) | Self::TimedOut => Some(UNAVAILABLE_RETRY_AFTER),
-            Self::Busy { retry_after } => Some(*retry_after),
+            Self::Busy { retry_after } | Self::Throttled { retry_after } => Some(*retry_after),
             _ => None,
         };
         if let Some(seconds) = retry_after {
@@ -216,6 +240,27 @@ mod tests {
                 None,
                 false,
                 r#"{"message":"Not found."}"#,
+            ),
+            (
+                ApiError::Unauthenticated,
+                401,
+                None,
+                false,
+                r#"{"message":"Unauthenticated."}"#,
+            ),
+            (
+                ApiError::Throttled { retry_after: 42 },
+                429,
+                Some("42"),
+                false,
+                r#"{"message":"Too many requests."}"#,
+            ),
+            (
+                ApiError::CrossSite,
+                403,
+                None,
+                false,
+                r#"{"message":"Cross-site request refused."}"#,
             ),
             (
                 ApiError::Forbidden(Reason::CollectionGrant {
@@ -316,6 +361,9 @@ mod tests {
         for (err, status, retry, closes, body) in cases {
             seen.insert(match &err {
                 ApiError::NotFound => "NotFound",
+                ApiError::Unauthenticated => "Unauthenticated",
+                ApiError::Throttled { .. } => "Throttled",
+                ApiError::CrossSite => "CrossSite",
                 ApiError::Forbidden(_) => "Forbidden",
                 ApiError::Rejected(_) => "Rejected",
                 ApiError::Invalid(_) => "Invalid",
@@ -339,7 +387,7 @@ mod tests {
                 "{name}"
             );
         }
-        assert_eq!(seen.len(), 10, "every variant has a row");
+        assert_eq!(seen.len(), 13, "every variant has a row");
     }
 
     /// The application layer's errors reach the same rows: storage's refusals become the

@@ -22,6 +22,7 @@ pub mod middleware;
 mod multipart;
 mod routes;
 pub mod schemas;
+pub mod session;
 
 /// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
 pub mod openapi {
@@ -42,7 +43,8 @@ pub use vellum_app::{
     AppConfig as HttpConfig, AppState, Backends, DEFAULT_TRANSFORM_MEMORY, Snapshot, cores,
 };
 
-/// The whole application: health probes at the root, the public API under `/api/v1`.
+/// The whole application: health probes at the root, the public API under `/api/v1`, the admin
+/// app's routes at the root behind the session middleware.
 pub fn app(
     state: AppState,
 ) -> App<
@@ -55,8 +57,10 @@ pub fn app(
     >,
 > {
     let json_limit = state.config().json_limit;
+    let edge = session::AdminEdge::new(&state);
     App::new()
         .app_data(web::Data::new(state))
+        .app_data(web::Data::new(edge))
         .app_data(web::PayloadConfig::new(json_limit))
         .wrap(from_fn(middleware::trace_request))
         .service(routes::health::up)
@@ -84,6 +88,20 @@ pub fn app(
                 .service(routes::files::destroy)
                 .service(routes::files::content)
                 .service(routes::files::transform)
+                .default_service(web::to(not_found)),
+        )
+        .service(
+            web::scope("")
+                .wrap(from_fn(session::admin_session))
+                .wrap(from_fn(middleware::watch_storage))
+                .wrap(from_fn(middleware::request_timeout))
+                .service(routes::account::login)
+                .service(routes::account::login_code)
+                .service(routes::account::login_code_verify)
+                .service(routes::account::logout)
+                .service(routes::account::show)
+                .service(routes::account::sessions)
+                .service(routes::account::revoke_sessions)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

@@ -37,6 +37,8 @@ pub enum Reason {
     FileVisibility { visibility: Visibility },
     /// A rule of the permission catalog about system roles.
     RoleRule { role: String, rule: &'static str },
+    /// The signed-in user's roles hold (or lack) this admin permission.
+    AdminPermission { permission: &'static str },
 }
 
 impl Decision {
@@ -103,6 +105,10 @@ impl fmt::Display for Decision {
                 )
             }
             Reason::RoleRule { role, rule } => write!(f, "role \"{role}\": {rule}"),
+            Reason::AdminPermission { permission } => {
+                let has = if self.allowed { "holds" } else { "lacks" };
+                write!(f, "the user {has} the admin permission {permission}")
+            }
         }
     }
 }

@@ -37,6 +37,7 @@
 //! assert!(!data.contains_key("internal_notes"));
 //! ```
 
+mod admin;
 mod auth;
 mod capability;
 mod catalog;
@@ -49,6 +50,7 @@ mod grants;
 mod keys;
 mod origin;
 
+pub use admin::AdminPermissions;
 pub use auth::{AuthRejection, Authenticated, RequestFacts, authenticate};
 pub use capability::{Authorized, FileWrite, ItemWrite};
 pub use catalog::{

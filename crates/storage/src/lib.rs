@@ -15,6 +15,8 @@
 use sea_orm::ConnectOptions;
 use vellum_migration::{Migrator, MigratorTrait};
 
+pub mod accounts;
+pub mod activity;
 pub mod blob;
 pub mod collections;
 mod database;
@@ -30,6 +32,7 @@ mod pool;
 pub mod project;
 pub mod roles;
 pub mod seed;
+pub mod sessions;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -245,6 +245,14 @@ pub(crate) fn now() -> OffsetDateTime {
         .unwrap_or(now)
 }
 
+/// `t` as stored: in UTC, to the microsecond. SQLite compares timestamps as text, which orders
+/// them correctly only when every one is written in the same offset and precision.
+pub(crate) fn stamp(t: OffsetDateTime) -> OffsetDateTime {
+    let t = t.checked_to_offset(time::UtcOffset::UTC).unwrap_or(t);
+    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
+        .unwrap_or(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,6 +69,8 @@ pub struct RedisBackend {
     epoch_key: String,
     /// `<namespace>cache:`: the prefix of cached responses.
     cache_prefix: String,
+    /// The prefix of every key, for the other users of this pool (sessions, throttles).
+    namespace: String,
     started: Instant,
     /// Whether the last operation succeeded.
     up: AtomicBool,
@@ -116,6 +118,7 @@ impl RedisBackend {
             pool,
             epoch_key: format!("{DEFAULT_NAMESPACE}epoch"),
             cache_prefix: format!("{DEFAULT_NAMESPACE}cache:"),
+            namespace: DEFAULT_NAMESPACE.to_owned(),
             started: Instant::now(),
             up: AtomicBool::new(true),
             failed_at: AtomicU64::new(0),
@@ -130,7 +133,25 @@ impl RedisBackend {
     pub fn with_namespace(mut self, namespace: &str) -> Self {
         self.epoch_key = format!("{namespace}epoch");
         self.cache_prefix = format!("{namespace}cache:");
+        self.namespace = namespace.to_owned();
         self
+    }
+
+    /// `suffix` under this backend's namespace.
+    pub(crate) fn key(&self, suffix: &str) -> String {
+        format!("{}{suffix}", self.namespace)
+    }
+
+    /// Runs `op` on a pooled connection within the operation timeout, ignoring the cache's
+    /// back-off (sessions and throttles must not silently skip Redis), and notes the outcome.
+    pub(crate) async fn command<T, F, Fut>(&self, op: F) -> Result<T, RedisError>
+    where
+        F: FnOnce(deadpool_redis::Connection) -> Fut,
+        Fut: Future<Output = Result<T, RedisError>>,
+    {
+        let result = self.run(op).await;
+        self.record(&result);
+        result
     }
 
     /// Pings Redis, ignoring the back-off: the readiness probe's check.

@@ -1,5 +1,6 @@
 //! Handlers, one module per resource group of the spec.
 
+pub mod account;
 pub mod collections;
 pub mod files;
 pub mod health;

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use actix_web::{HttpResponse, get};
 use serde_json::Value;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{Components, Server};
 use utoipa::{Modify, OpenApi};
 
@@ -75,6 +75,13 @@ pub async fn serve() -> HttpResponse {
         super::files::destroy,
         super::files::content,
         super::files::transform,
+        super::account::login,
+        super::account::login_code,
+        super::account::login_code_verify,
+        super::account::logout,
+        super::account::show,
+        super::account::sessions,
+        super::account::revoke_sessions,
     ),
     components(
         schemas(
@@ -84,10 +91,13 @@ pub async fn serve() -> HttpResponse {
             ErrorBody, ValidationErrorBody, CollectionList, CollectionEnvelope, ItemPage,
             ItemEnvelope, FilePage, FileEnvelope, WriteReceipt, ItemWritten, ItemWriteEnvelope,
             FileWritten, FileWriteEnvelope,
+            admin::PasswordSignIn, admin::CodeRequest, admin::CodeSignIn, admin::Account,
+            admin::AccountEnvelope, admin::Message, admin::Session, admin::SessionList,
+            admin::RevokedCount, admin::Revoked,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
-            Unavailable,
+            Unavailable, admin::TooManyRequests, admin::CrossSite,
         ),
     ),
     modifiers(&Security),
@@ -96,6 +106,7 @@ pub async fn serve() -> HttpResponse {
         (name = "items", description = "Items of a collection"),
         (name = "files", description = "Files, folders, content and image transforms"),
         (name = "meta", description = "This description"),
+        (name = "admin: account", description = "Admin app: sign-in, sessions and the signed-in account (paths relative to the site root, session cookie)"),
     )
 )]
 pub struct ApiDoc;
@@ -118,7 +129,28 @@ impl Modify for Security {
                     .build(),
             ),
         );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                "vellum_session",
+                "The admin app's session cookie, set by `POST /login`.",
+            ))),
+        );
         openapi.servers = Some(vec![Server::new("/api/v1")]);
+        // The admin app lives at the site root, not under `/api/v1`: its paths say so.
+        for item in openapi.paths.paths.values_mut() {
+            let admin = [&item.get, &item.post, &item.put, &item.patch, &item.delete]
+                .into_iter()
+                .flatten()
+                .any(|op| {
+                    op.tags
+                        .as_ref()
+                        .is_some_and(|tags| tags.iter().any(|t| t.starts_with("admin")))
+                });
+            if admin {
+                item.servers = Some(vec![Server::new("/")]);
+            }
+        }
     }
 }
 
@@ -138,7 +170,7 @@ mod tests {
             .values()
             .map(|p| p.as_object().unwrap().len())
             .sum();
-        assert_eq!(operations, 15);
+        assert_eq!(operations, 22);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -152,7 +184,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 15, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 22, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

@@ -11,6 +11,7 @@
 mod support;
 
 mod access;
+mod admin;
 mod cache;
 mod collections;
 mod disclosure;

@@ -15,13 +15,20 @@ fn document() -> &'static Value {
     DOC.get_or_init(vellum_http::openapi::document)
 }
 
-/// The path template of the description matching `path` (under `/api/v1`), literal segments
-/// preferred over parameters.
+/// The path template of the description matching `path`, literal segments preferred over
+/// parameters: under `/api/v1` the public API's, elsewhere the admin app's (whose path items
+/// carry the server `/`).
 fn template(path: &str) -> Option<&'static str> {
-    let rest = path.strip_prefix("/api/v1")?;
+    let (rest, admin) = match path.strip_prefix("/api/v1") {
+        Some(rest) => (rest, false),
+        None => (path, true),
+    };
     let segments: Vec<&str> = rest.split('/').collect();
     let mut best: Option<(&'static str, usize)> = None;
-    for key in document()["paths"].as_object()?.keys() {
+    for (key, item) in document()["paths"].as_object()? {
+        if (item["servers"][0]["url"] == "/") != admin {
+            continue;
+        }
         let parts: Vec<&str> = key.split('/').collect();
         if parts.len() != segments.len() {
             continue;
@@ -83,6 +90,11 @@ pub fn check(method: &Method, path: &str, status: StatusCode, content_type: &str
     let Some(template) = template(path) else {
         return;
     };
+    // The admin app's HTML side (a browser's redirect to `/login`) is not part of the JSON API
+    // the description covers.
+    if status == StatusCode::SEE_OTHER && !path.starts_with("/api/v1") {
+        return;
+    }
     let method_key = method.as_str().to_ascii_lowercase();
     let Some(operation) = document()["paths"][template].get(&method_key) else {
         return;

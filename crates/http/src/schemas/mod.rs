@@ -3,6 +3,8 @@
 //! them honest is the black-box suite, which validates every response it receives against the
 //! description (`crates/http/tests/api/openapi.rs`), and schemathesis in CI.
 
+pub mod admin;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

@@ -1,0 +1,113 @@
+//! The admin app's request and response shapes in the OpenAPI description (tag group "admin").
+//! Like the public ones they are checked by the black-box suite, which validates every admin
+//! response it receives against the description, and by schemathesis signed in.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::ErrorBody;
+
+/// `POST /login`.
+#[derive(Debug, ToSchema, Serialize)]
+pub struct PasswordSignIn {
+    #[schema(max_length = 254)]
+    pub email: String,
+    #[schema(max_length = 1024)]
+    pub password: String,
+}
+
+/// `POST /login/code`.
+#[derive(Debug, ToSchema, Serialize)]
+pub struct CodeRequest {
+    #[schema(max_length = 254)]
+    pub email: String,
+}
+
+/// `POST /login/code/verify`.
+#[derive(Debug, ToSchema, Serialize)]
+pub struct CodeSignIn {
+    #[schema(max_length = 254)]
+    pub email: String,
+    /// The 6 digits mailed.
+    #[schema(max_length = 16)]
+    pub code: String,
+}
+
+/// The signed-in account (`GET /account`, every sign-in).
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Account {
+    pub id: i64,
+    pub name: String,
+    #[schema(required = true)]
+    pub email: Option<String>,
+    #[schema(required = true, format = DateTime)]
+    pub email_verified_at: Option<String>,
+    /// The names of the roles held directly and through groups.
+    pub roles: Vec<String>,
+    /// The admin permissions those roles give (every one for `super-admin`).
+    pub permissions: Vec<String>,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountEnvelope {
+    pub data: Account,
+}
+
+/// A message without data (`202` of `POST /login/code`).
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    pub message: String,
+}
+
+/// One session of the account.
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// Whether this is the session of the request.
+    pub current: bool,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(format = DateTime)]
+    pub last_seen_at: String,
+    #[schema(format = DateTime)]
+    pub expires_at: String,
+    #[schema(required = true)]
+    pub ip: Option<String>,
+    #[schema(required = true)]
+    pub user_agent: Option<String>,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionList {
+    pub data: Vec<Session>,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevokedCount {
+    /// How many other sessions ended.
+    pub revoked: u64,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revoked {
+    pub data: RevokedCount,
+}
+
+#[derive(Debug, utoipa::ToResponse)]
+#[response(
+    description = "Too many attempts; retry after `Retry-After` seconds.",
+    headers(("Retry-After" = u64, description = "Seconds to wait"))
+)]
+pub struct TooManyRequests(pub ErrorBody);
+
+#[derive(Debug, utoipa::ToResponse)]
+#[response(
+    description = "Forbidden: the permission is missing, or a cross-site request with a session was refused."
+)]
+pub struct CrossSite(pub ErrorBody);

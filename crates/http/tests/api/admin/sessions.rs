@@ -1,0 +1,1 @@
+//! Sessions: fixation, expiry, sign-out here and everywhere, replicas, forged cookies.
