@@ -38,6 +38,7 @@ async fn signed_in(
     request_body(content_type = "application/json", content = crate::schemas::admin::PasswordSignIn),
     responses(
         (status = 200, description = "Signed in; the session cookie is set", content_type = "application/json", body = crate::schemas::admin::AccountEnvelope),
+        (status = 413, response = crate::schemas::TooLarge),
         (status = 422, response = crate::schemas::Invalid),
         (status = 429, response = crate::schemas::admin::TooManyRequests),
     )
@@ -60,6 +61,7 @@ pub async fn login(
     request_body(content_type = "application/json", content = crate::schemas::admin::CodeRequest),
     responses(
         (status = 202, description = "A code is mailed if the account exists", content_type = "application/json", body = crate::schemas::admin::Message),
+        (status = 413, response = crate::schemas::TooLarge),
         (status = 422, response = crate::schemas::Invalid),
         (status = 429, response = crate::schemas::admin::TooManyRequests),
     )
@@ -83,6 +85,7 @@ pub async fn login_code(
     request_body(content_type = "application/json", content = crate::schemas::admin::CodeSignIn),
     responses(
         (status = 200, description = "Signed in; the session cookie is set", content_type = "application/json", body = crate::schemas::admin::AccountEnvelope),
+        (status = 413, response = crate::schemas::TooLarge),
         (status = 422, response = crate::schemas::Invalid),
         (status = 429, response = crate::schemas::admin::TooManyRequests),
     )

@@ -4,13 +4,14 @@
 
 mod sessions;
 mod signin;
+mod smtp;
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use serde_json::Value;
 use vellum_http::AppState;
 
-use crate::support::{Response, TestApp, send_to};
+use crate::support::{REDIS_ENV, Response, TestApp, send_to};
 
 /// The password every test account gets.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -119,4 +120,43 @@ pub async fn sign_in_at(state: &AppState, email: &str, password: &str) -> Sessio
     Session {
         cookie: set_cookie(&res).expect("sign-in sets the session cookie"),
     }
+}
+
+/// Two more replicas of `app`'s database: sharing one Redis namespace when [`REDIS_ENV`] is set
+/// (sessions and throttles in Redis), otherwise each with in-process caches (sessions in the
+/// shared database).
+pub async fn replicas(app: &TestApp, config: &vellum_http::HttpConfig) -> (AppState, AppState) {
+    use std::sync::Arc;
+    use vellum_http::Backends;
+    use vellum_http::cache::RedisBackend;
+    let namespace = format!("vellum-test-{}:", uuid::Uuid::new_v4());
+    let redis_url = std::env::var(REDIS_ENV).ok().filter(|u| !u.trim().is_empty());
+    let mut config = config.clone();
+    config.base_url = crate::support::BASE_URL.to_owned();
+    let make = || async {
+        let blobs = Arc::new(vellum_storage::blob::ObjectBlobStore::in_memory());
+        let backends = match &redis_url {
+            Some(url) => Backends::redis(
+                &config,
+                blobs,
+                RedisBackend::new(url.trim(), 4).unwrap().with_namespace(&namespace),
+            ),
+            None => Backends::local(&config, blobs),
+        };
+        AppState::with_backends(app.db.conn.clone(), config.clone(), backends)
+            .await
+            .unwrap()
+    };
+    (make().await, make().await)
+}
+
+/// Sends a JSON admin request to `state`.
+pub async fn admin_at(
+    state: &AppState,
+    method: Method,
+    path: &str,
+    session: Option<&Session>,
+    body: Option<Value>,
+) -> Response {
+    send_to(state, admin_request(method, path, session, body)).await
 }
