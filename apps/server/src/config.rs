@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use vellum_app::config::{BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RedisArgs, Switch};
+use vellum_app::config::{
+    AdminArgs, BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RedisArgs, Switch,
+};
 
 use crate::error::ServerError;
 
@@ -50,6 +52,8 @@ pub(crate) struct Config {
     pub(crate) log: LogArgs,
     #[command(flatten)]
     pub(crate) transforms: TransformArgs,
+    #[command(flatten)]
+    pub(crate) admin: AdminArgs,
 }
 
 /// Image transforms: how much memory, time and concurrency they get, and how much of the store
@@ -224,6 +228,7 @@ impl Config {
                 factor: transforms.derivative_factor,
                 floor_bytes: transforms.derivative_floor,
             },
+            identity: self.admin.identity(),
             ..vellum_http::HttpConfig::default()
         })
     }

@@ -175,6 +175,41 @@ impl HttpArgs {
     }
 }
 
+/// The admin app: how long sessions live, and where sign-in codes are mailed from and through.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AdminArgs {
+    /// Seconds a signed-in session may go unused before it ends.
+    #[arg(long, env = "VELLUM_SESSION_IDLE_TIMEOUT", default_value_t = crate::identity::DEFAULT_SESSION_IDLE_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_idle_timeout: u64,
+
+    /// Seconds a session lasts after sign-in however much it is used.
+    #[arg(long, env = "VELLUM_SESSION_LIFETIME", default_value_t = crate::identity::DEFAULT_SESSION_LIFETIME_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_lifetime: u64,
+
+    /// SMTP server for sign-in codes (`smtp://host:port`, `smtps://user:pass@host`); unset, mails
+    /// are written to the log instead (development only).
+    #[arg(long, env = "VELLUM_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+
+    /// The sender of those mails.
+    #[arg(long, env = "VELLUM_MAIL_FROM", default_value = crate::identity::DEFAULT_MAIL_FROM)]
+    pub mail_from: String,
+}
+
+impl AdminArgs {
+    /// The identity services' configuration.
+    #[must_use]
+    pub fn identity(&self) -> crate::identity::IdentityConfig {
+        crate::identity::IdentityConfig {
+            session_idle: std::time::Duration::from_secs(self.session_idle_timeout),
+            session_lifetime: std::time::Duration::from_secs(self.session_lifetime),
+            smtp_url: self.smtp_url.clone(),
+            mail_from: self.mail_from.clone(),
+            ..crate::identity::IdentityConfig::default()
+        }
+    }
+}
+
 /// The log output: what is logged and in which form (always to stderr, see
 /// [`crate::telemetry::init`]).
 #[derive(Debug, Clone, clap::Args)]
@@ -248,6 +283,8 @@ mod tests {
         http: HttpArgs,
         #[command(flatten)]
         log: LogArgs,
+        #[command(flatten)]
+        admin: AdminArgs,
     }
 
     #[test]
@@ -258,6 +295,18 @@ mod tests {
 
     fn parse(args: &[&str]) -> All {
         All::try_parse_from(std::iter::once("test").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn session_and_mail_settings_default_to_the_contract() {
+        let all = parse(&[]);
+        let identity = all.admin.identity();
+        assert_eq!(identity.session_idle.as_secs(), 2 * 60 * 60);
+        assert_eq!(identity.session_lifetime.as_secs(), 7 * 24 * 60 * 60);
+        assert_eq!(identity.smtp_url, None);
+        let all = parse(&["--session-idle-timeout", "60", "--smtp-url", "smtp://127.0.0.1:2525"]);
+        assert_eq!(all.admin.identity().session_idle.as_secs(), 60);
+        assert_eq!(all.admin.identity().smtp_url.as_deref(), Some("smtp://127.0.0.1:2525"));
     }
 
     #[test]
