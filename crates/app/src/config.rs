@@ -194,6 +194,14 @@ pub struct AdminArgs {
     /// The sender of those mails.
     #[arg(long, env = "VELLUM_MAIL_FROM", default_value = crate::identity::DEFAULT_MAIL_FROM)]
     pub mail_from: String,
+
+    /// Sign-in failures in a row for one account (within 15 minutes) before 429.
+    #[arg(long, env = "VELLUM_SIGNIN_ACCOUNT_ATTEMPTS", default_value_t = crate::identity::throttle::ACCOUNT_LIMIT.max, value_parser = clap::value_parser!(u32).range(1..))]
+    pub signin_account_attempts: u32,
+
+    /// Sign-in failures from one client address (within 15 minutes) before 429.
+    #[arg(long, env = "VELLUM_SIGNIN_ADDRESS_ATTEMPTS", default_value_t = crate::identity::throttle::IP_LIMIT.max, value_parser = clap::value_parser!(u32).range(1..))]
+    pub signin_address_attempts: u32,
 }
 
 impl AdminArgs {
@@ -205,6 +213,8 @@ impl AdminArgs {
             session_lifetime: std::time::Duration::from_secs(self.session_lifetime),
             smtp_url: self.smtp_url.clone(),
             mail_from: self.mail_from.clone(),
+            account_attempts: self.signin_account_attempts,
+            address_attempts: self.signin_address_attempts,
             ..crate::identity::IdentityConfig::default()
         }
     }
@@ -304,9 +314,17 @@ mod tests {
         assert_eq!(identity.session_idle.as_secs(), 2 * 60 * 60);
         assert_eq!(identity.session_lifetime.as_secs(), 7 * 24 * 60 * 60);
         assert_eq!(identity.smtp_url, None);
-        let all = parse(&["--session-idle-timeout", "60", "--smtp-url", "smtp://127.0.0.1:2525"]);
+        let all = parse(&[
+            "--session-idle-timeout",
+            "60",
+            "--smtp-url",
+            "smtp://127.0.0.1:2525",
+        ]);
         assert_eq!(all.admin.identity().session_idle.as_secs(), 60);
-        assert_eq!(all.admin.identity().smtp_url.as_deref(), Some("smtp://127.0.0.1:2525"));
+        assert_eq!(
+            all.admin.identity().smtp_url.as_deref(),
+            Some("smtp://127.0.0.1:2525")
+        );
     }
 
     #[test]

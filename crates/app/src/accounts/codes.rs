@@ -14,7 +14,7 @@ use super::{Client, SignedIn};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::identity::mail::Mail;
-use crate::identity::throttle::{CODE_MAIL_LIMIT, Counter, IP_LIMIT};
+use crate::identity::throttle::{CODE_MAIL_LIMIT, Counter};
 use crate::input::Input;
 use crate::telemetry::error_chain;
 
@@ -66,7 +66,7 @@ pub async fn request_code(state: &AppState, body: &Json, client: &Client) -> Res
             Counter::new(
                 "code-mail-ip",
                 client.ip.as_deref().unwrap_or("unknown"),
-                IP_LIMIT,
+                state.identity().address_limit(),
             ),
         ])
         .await
@@ -124,7 +124,7 @@ pub async fn sign_in_with_code(
     let (Some(email), Some(code)) = (email, code) else {
         return Err(bad_code());
     };
-    let (account, address) = counters(email, client);
+    let (account, address) = counters(state, email, client);
     state
         .identity()
         .throttle

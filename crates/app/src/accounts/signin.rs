@@ -10,7 +10,7 @@ use super::{Client, SignedIn, user_agent};
 use crate::activity::{self, Change};
 use crate::context::AppState;
 use crate::error::AppError;
-use crate::identity::throttle::{ACCOUNT_LIMIT, Counter, IP_LIMIT};
+use crate::identity::throttle::Counter;
 use crate::identity::token::SessionToken;
 use crate::input::Input;
 use crate::principal::AccountResource;
@@ -27,10 +27,15 @@ pub(super) fn bad_credentials() -> AppError {
 }
 
 /// The throttle counters of a sign-in for `email` from `client`.
-pub(super) fn counters(email: &str, client: &Client) -> (Counter, Counter) {
+pub(super) fn counters(state: &AppState, email: &str, client: &Client) -> (Counter, Counter) {
+    let identity = state.identity();
     (
-        Counter::new("signin-account", &email.to_lowercase(), ACCOUNT_LIMIT),
-        Counter::new("signin-ip", client.address_key(), IP_LIMIT),
+        Counter::new(
+            "signin-account",
+            &email.to_lowercase(),
+            identity.account_limit(),
+        ),
+        Counter::new("signin-ip", client.address_key(), identity.address_limit()),
     )
 }
 
@@ -52,7 +57,7 @@ pub async fn sign_in_with_password(
     let (Some(email), Some(password)) = (email, password) else {
         return Err(bad_credentials());
     };
-    let (account, address) = counters(email, client);
+    let (account, address) = counters(state, email, client);
     let identity = state.identity();
     identity
         .throttle

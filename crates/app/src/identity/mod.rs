@@ -33,6 +33,10 @@ pub struct IdentityConfig {
     pub mail_from: String,
     /// Password hashes computed at once (default: the cores).
     pub hashing_concurrency: usize,
+    /// Sign-in failures in a row per account before 429 (default 5).
+    pub account_attempts: u32,
+    /// Sign-in failures per client address before 429 (default 30).
+    pub address_attempts: u32,
 }
 
 /// Two hours, the admin contract's idle expiry.
@@ -49,6 +53,8 @@ impl Default for IdentityConfig {
             smtp_url: None,
             mail_from: DEFAULT_MAIL_FROM.to_owned(),
             hashing_concurrency: crate::cores(),
+            account_attempts: throttle::ACCOUNT_LIMIT.max,
+            address_attempts: throttle::IP_LIMIT.max,
         }
     }
 }
@@ -90,6 +96,24 @@ impl Identity {
             config,
             purged: Arc::new(Mutex::new(None)),
         })
+    }
+
+    /// The per-account sign-in limit.
+    #[must_use]
+    pub fn account_limit(&self) -> throttle::Limit {
+        throttle::Limit {
+            max: self.config.account_attempts,
+            ..throttle::ACCOUNT_LIMIT
+        }
+    }
+
+    /// The per-address limit (sign-in failures, and code mails asked for).
+    #[must_use]
+    pub fn address_limit(&self) -> throttle::Limit {
+        throttle::Limit {
+            max: self.config.address_attempts,
+            ..throttle::IP_LIMIT
+        }
     }
 
     /// Whether a purge of expired sessions is due now (and records that one runs).

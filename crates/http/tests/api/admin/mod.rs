@@ -130,7 +130,9 @@ pub async fn replicas(app: &TestApp, config: &vellum_http::HttpConfig) -> (AppSt
     use vellum_http::Backends;
     use vellum_http::cache::RedisBackend;
     let namespace = format!("vellum-test-{}:", uuid::Uuid::new_v4());
-    let redis_url = std::env::var(REDIS_ENV).ok().filter(|u| !u.trim().is_empty());
+    let redis_url = std::env::var(REDIS_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty());
     let mut config = config.clone();
     config.base_url = crate::support::BASE_URL.to_owned();
     let make = || async {
@@ -139,7 +141,9 @@ pub async fn replicas(app: &TestApp, config: &vellum_http::HttpConfig) -> (AppSt
             Some(url) => Backends::redis(
                 &config,
                 blobs,
-                RedisBackend::new(url.trim(), 4).unwrap().with_namespace(&namespace),
+                RedisBackend::new(url.trim(), 4)
+                    .unwrap()
+                    .with_namespace(&namespace),
             ),
             None => Backends::local(&config, blobs),
         };

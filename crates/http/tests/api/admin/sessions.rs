@@ -72,7 +72,9 @@ async fn forged_malformed_and_signed_out_cookies_are_401() {
         assert_eq!(res.status, 401);
         assert_eq!(String::from_utf8_lossy(&res.body), UNAUTHENTICATED);
     }
-    let res = app.admin(Method::POST, "/logout", Some(&session), None).await;
+    let res = app
+        .admin(Method::POST, "/logout", Some(&session), None)
+        .await;
     assert_eq!(res.status, 204);
     assert!(res.body.is_empty());
     assert!(res.header("set-cookie").unwrap().contains("Max-Age=0"));
@@ -104,7 +106,11 @@ async fn idle_and_absolute_expiry() {
         tokio::time::sleep(Duration::from_millis(400)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(status_of(&app, &session).await, 401, "past the absolute expiry");
+    assert_eq!(
+        status_of(&app, &session).await,
+        401,
+        "past the absolute expiry"
+    );
 }
 
 #[actix_web::test]
@@ -117,22 +123,52 @@ async fn sessions_work_on_every_replica_and_sign_out_everywhere_reaches_them_all
     let third = sign_in_at(&a, "ada@example.com", PASSWORD).await;
     // A cookie from one replica works on the other.
     for (state, session) in [(&b, &on_a), (&a, &on_b)] {
-        assert_eq!(admin_at(state, Method::GET, "/account", Some(session), None).await.status, 200);
+        assert_eq!(
+            admin_at(state, Method::GET, "/account", Some(session), None)
+                .await
+                .status,
+            200
+        );
     }
     let listed = admin_at(&a, Method::GET, "/account/sessions", Some(&on_a), None).await;
     assert_eq!(listed.status, 200);
     let sessions = listed.json()["data"].as_array().unwrap().clone();
     assert_eq!(sessions.len(), 3);
     assert_eq!(sessions.iter().filter(|s| s["current"] == true).count(), 1);
-    assert!(!listed.json().to_string().contains(on_a.token()), "tokens are never listed");
+    assert!(
+        !listed.json().to_string().contains(on_a.token()),
+        "tokens are never listed"
+    );
     // Sign out of every other session on A: B's session and the third end at once, everywhere.
-    let res = admin_at(&a, Method::POST, "/account/sessions/revoke", Some(&on_a), None).await;
+    let res = admin_at(
+        &a,
+        Method::POST,
+        "/account/sessions/revoke",
+        Some(&on_a),
+        None,
+    )
+    .await;
     assert_eq!(res.status, 200);
     assert_eq!(res.json(), json!({"data": {"revoked": 2}}));
     for state in [&a, &b] {
-        assert_eq!(admin_at(state, Method::GET, "/account", Some(&on_b), None).await.status, 401);
-        assert_eq!(admin_at(state, Method::GET, "/account", Some(&third), None).await.status, 401);
-        assert_eq!(admin_at(state, Method::GET, "/account", Some(&on_a), None).await.status, 200);
+        assert_eq!(
+            admin_at(state, Method::GET, "/account", Some(&on_b), None)
+                .await
+                .status,
+            401
+        );
+        assert_eq!(
+            admin_at(state, Method::GET, "/account", Some(&third), None)
+                .await
+                .status,
+            401
+        );
+        assert_eq!(
+            admin_at(state, Method::GET, "/account", Some(&on_a), None)
+                .await
+                .status,
+            200
+        );
     }
 }
 

@@ -56,10 +56,14 @@ async fn password_sign_in_sets_the_contract_cookie_and_shows_the_account() {
     assert_eq!(browser.header("location"), Some("/login"));
 }
 
-const BAD_CREDENTIALS: &str =
-    r#"{"message":"The given data was invalid.","errors":{"email":["These credentials do not match our records."]}}"#;
+const BAD_CREDENTIALS: &str = r#"{"message":"The given data was invalid.","errors":{"email":["These credentials do not match our records."]}}"#;
 
-async fn login(app: &TestApp, email: &str, password: &str, ip: [u8; 4]) -> crate::support::Response {
+async fn login(
+    app: &TestApp,
+    email: &str,
+    password: &str,
+    ip: [u8; 4],
+) -> crate::support::Response {
     let req = super::admin_request(
         Method::POST,
         "/login",
@@ -85,7 +89,11 @@ async fn unknown_email_wrong_password_deleted_and_passwordless_accounts_get_one_
     ] {
         let res = login(&app, email, password, [10, 0, 0, 1]).await;
         assert_eq!(res.status, 422, "{email}");
-        assert_eq!(String::from_utf8_lossy(&res.body), BAD_CREDENTIALS, "{email}");
+        assert_eq!(
+            String::from_utf8_lossy(&res.body),
+            BAD_CREDENTIALS,
+            "{email}"
+        );
         assert!(res.header("set-cookie").is_none());
     }
 }
@@ -97,12 +105,20 @@ async fn missing_wrong_typed_and_oversized_fields_are_422_naming_the_field() {
         (json!({}), vec!["email", "password"]),
         (json!({"email": "a@b.c"}), vec!["password"]),
         (json!({"email": 5, "password": "x"}), vec!["email"]),
-        (json!({"email": "a@b.c", "password": "x".repeat(1025)}), vec!["password"]),
-        (json!({"email": format!("{}@b.c", "a".repeat(300)), "password": "x"}), vec!["email"]),
+        (
+            json!({"email": "a@b.c", "password": "x".repeat(1025)}),
+            vec!["password"],
+        ),
+        (
+            json!({"email": format!("{}@b.c", "a".repeat(300)), "password": "x"}),
+            vec!["email"],
+        ),
         (json!(["not", "an", "object"]), vec!["body"]),
     ];
     for (body, fields) in rows {
-        let res = app.admin(Method::POST, "/login", None, Some(body.clone())).await;
+        let res = app
+            .admin(Method::POST, "/login", None, Some(body.clone()))
+            .await;
         assert_eq!(res.status, 422, "{body}");
         let errors = res.json()["errors"].clone();
         let mut named: Vec<String> = errors.as_object().unwrap().keys().cloned().collect();
@@ -135,9 +151,19 @@ async fn the_sixth_failure_in_a_row_gets_429_and_other_users_are_not_slowed() {
     let retry: u64 = res.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=900).contains(&retry), "{retry}");
     // Locked for this account even with the right password, from anywhere.
-    assert_eq!(login(&app, "ADA@example.com", PASSWORD, [10, 0, 0, 9]).await.status, 429);
+    assert_eq!(
+        login(&app, "ADA@example.com", PASSWORD, [10, 0, 0, 9])
+            .await
+            .status,
+        429
+    );
     // Bob, from another address, signs in as usual.
-    assert_eq!(login(&app, "bob@example.com", PASSWORD, [10, 0, 0, 2]).await.status, 200);
+    assert_eq!(
+        login(&app, "bob@example.com", PASSWORD, [10, 0, 0, 2])
+            .await
+            .status,
+        200
+    );
 }
 
 #[actix_web::test]
@@ -146,14 +172,24 @@ async fn credential_stuffing_from_one_address_is_refused_without_hashing() {
     create_user(&app.state, "bob@example.com", "Bob", &["admin"]).await;
     let mut refused_at = None;
     for i in 0..40 {
-        let res = login(&app, &format!("victim{i}@example.com"), "hunter2", [203, 0, 113, 7]).await;
+        let res = login(
+            &app,
+            &format!("victim{i}@example.com"),
+            "hunter2",
+            [203, 0, 113, 7],
+        )
+        .await;
         if res.status == 429 {
             refused_at = Some(i);
             break;
         }
         assert_eq!(res.status, 422);
     }
-    assert_eq!(refused_at, Some(30), "the address's 31st failure is refused");
+    assert_eq!(
+        refused_at,
+        Some(30),
+        "the address's 31st failure is refused"
+    );
     // A refused attempt does not hash: it answers well under one argon2 verification.
     let started = std::time::Instant::now();
     for i in 0..20 {
@@ -162,7 +198,12 @@ async fn credential_stuffing_from_one_address_is_refused_without_hashing() {
     }
     let per_attempt = started.elapsed() / 20;
     // Other users from other addresses are unaffected.
-    assert_eq!(login(&app, "bob@example.com", PASSWORD, [198, 51, 100, 1]).await.status, 200);
+    assert_eq!(
+        login(&app, "bob@example.com", PASSWORD, [198, 51, 100, 1])
+            .await
+            .status,
+        200
+    );
     eprintln!("refused attempt: {per_attempt:?}");
 }
 
@@ -177,8 +218,13 @@ async fn cross_site_state_changes_with_a_session_are_refused() {
         ("origin", "http://evil.test"),
         ("origin", "null"),
     ] {
-        let req = super::admin_request(Method::POST, "/account/sessions/revoke", Some(&session), None)
-            .insert_header((header, value));
+        let req = super::admin_request(
+            Method::POST,
+            "/account/sessions/revoke",
+            Some(&session),
+            None,
+        )
+        .insert_header((header, value));
         let res = app.send(req).await;
         assert_eq!(res.status, 403, "{header}: {value}");
         assert_eq!(String::from_utf8_lossy(&res.body), refused);
@@ -189,12 +235,22 @@ async fn cross_site_state_changes_with_a_session_are_refused() {
         ("sec-fetch-site", "none"),
         ("origin", crate::support::BASE_URL),
     ] {
-        let req = super::admin_request(Method::POST, "/account/sessions/revoke", Some(&session), None)
-            .insert_header((header, value));
+        let req = super::admin_request(
+            Method::POST,
+            "/account/sessions/revoke",
+            Some(&session),
+            None,
+        )
+        .insert_header((header, value));
         assert_eq!(app.send(req).await.status, 200, "{header}: {value}");
     }
     let res = app
-        .admin(Method::POST, "/account/sessions/revoke", Some(&session), None)
+        .admin(
+            Method::POST,
+            "/account/sessions/revoke",
+            Some(&session),
+            None,
+        )
         .await;
     assert_eq!(res.status, 200);
     // GETs never change state and are not refused; the session survived every refusal.
@@ -214,14 +270,24 @@ async fn sign_in_by_mailed_code_once_within_five_tries() {
 
     // Unknown addresses get the same 202 and no mail.
     let res = app
-        .admin(Method::POST, "/login/code", None, Some(json!({"email": "nobody@example.com"})))
+        .admin(
+            Method::POST,
+            "/login/code",
+            None,
+            Some(json!({"email": "nobody@example.com"})),
+        )
         .await;
     assert_eq!(res.status, 202);
     let unknown_body = res.body.clone();
     assert!(!smtp.any_within(Duration::from_millis(300)).await);
 
     let res = app
-        .admin(Method::POST, "/login/code", None, Some(json!({"email": "Ada@Example.com"})))
+        .admin(
+            Method::POST,
+            "/login/code",
+            None,
+            Some(json!({"email": "Ada@Example.com"})),
+        )
         .await;
     assert_eq!(res.status, 202);
     assert_eq!(res.body, unknown_body);
@@ -245,7 +311,10 @@ async fn sign_in_by_mailed_code_once_within_five_tries() {
     let wrong = if code == "000000" { "000001" } else { "000000" };
     let res = verify(wrong.to_owned()).await;
     assert_eq!(res.status, 422);
-    assert_eq!(res.json()["errors"]["code"][0], "The code is invalid or has expired.");
+    assert_eq!(
+        res.json()["errors"]["code"][0],
+        "The code is invalid or has expired."
+    );
     let res = verify(code.clone()).await;
     assert_eq!(res.status, 200);
     assert_eq!(res.json()["data"]["id"], id);
@@ -263,8 +332,13 @@ async fn five_wrong_tries_void_a_code() {
     config.identity.smtp_url = Some(smtp.url.clone());
     let app = TestApp::with_config(json!({}), config).await;
     create_user(&app.state, "ada@example.com", "Ada", &["reader"]).await;
-    app.admin(Method::POST, "/login/code", None, Some(json!({"email": "ada@example.com"})))
-        .await;
+    app.admin(
+        Method::POST,
+        "/login/code",
+        None,
+        Some(json!({"email": "ada@example.com"})),
+    )
+    .await;
     let code = super::smtp::code_in(&smtp.next().await);
     let wrong = if code == "111111" { "111112" } else { "111111" };
     let count = || async {
@@ -314,8 +388,13 @@ async fn a_code_expires_after_ten_minutes() {
     config.identity.smtp_url = Some(smtp.url.clone());
     let app = TestApp::with_config(json!({}), config).await;
     create_user(&app.state, "ada@example.com", "Ada", &["reader"]).await;
-    app.admin(Method::POST, "/login/code", None, Some(json!({"email": "ada@example.com"})))
-        .await;
+    app.admin(
+        Method::POST,
+        "/login/code",
+        None,
+        Some(json!({"email": "ada@example.com"})),
+    )
+    .await;
     let code = super::smtp::code_in(&smtp.next().await);
     let row: Option<String> = app
         .db
@@ -377,11 +456,22 @@ async fn no_password_code_or_session_token_reaches_a_log_line() {
     config.identity.smtp_url = Some(smtp.url.clone());
     let app = TestApp::with_config(json!({}), config).await;
     create_user(&app.state, "ada@example.com", "Ada", &["admin"]).await;
-    assert_eq!(login(&app, "ada@example.com", "wrong-secret-pw", [10, 0, 0, 1]).await.status, 422);
+    assert_eq!(
+        login(&app, "ada@example.com", "wrong-secret-pw", [10, 0, 0, 1])
+            .await
+            .status,
+        422
+    );
     let session = app.sign_in("ada@example.com", PASSWORD).await;
-    app.admin(Method::GET, "/account", Some(&session), None).await;
-    app.admin(Method::POST, "/login/code", None, Some(json!({"email": "ada@example.com"})))
+    app.admin(Method::GET, "/account", Some(&session), None)
         .await;
+    app.admin(
+        Method::POST,
+        "/login/code",
+        None,
+        Some(json!({"email": "ada@example.com"})),
+    )
+    .await;
     let code = super::smtp::code_in(&smtp.next().await);
     let res = app
         .admin(
@@ -393,10 +483,14 @@ async fn no_password_code_or_session_token_reaches_a_log_line() {
         .await;
     assert_eq!(res.status, 200);
     let second = set_cookie(&res).unwrap();
-    app.admin(Method::POST, "/logout", Some(&session), None).await;
+    app.admin(Method::POST, "/logout", Some(&session), None)
+        .await;
 
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert!(logs.contains("signed_in") || logs.len() > 1000, "the capture works: {logs}");
+    assert!(
+        logs.contains("signed_in") || logs.len() > 1000,
+        "the capture works: {logs}"
+    );
     for secret in [
         PASSWORD,
         "wrong-secret-pw",

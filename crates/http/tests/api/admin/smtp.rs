@@ -38,7 +38,8 @@ impl SmtpSink {
                     let mut to = Vec::new();
                     while let Ok(Some(line)) = lines.next_line().await {
                         let upper = line.to_ascii_uppercase();
-                        let reply: &[u8] = if upper.starts_with("EHLO") || upper.starts_with("HELO") {
+                        let reply: &[u8] = if upper.starts_with("EHLO") || upper.starts_with("HELO")
+                        {
                             b"250 sink\r\n"
                         } else if upper.starts_with("RCPT TO:") {
                             to.push(line[8..].trim().trim_matches(['<', '>']).to_owned());
