@@ -2,6 +2,7 @@
 //! under the project's secret key (a leaked table cannot be checked against the 10^6 codes
 //! without it), void after 5 wrong tries.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -71,8 +72,12 @@ pub async fn request_code(state: &AppState, body: &Json, client: &Client) -> Res
         ])
         .await
         .map_err(|retry_after| AppError::Throttled { retry_after })?;
+    let Ok(job) = Arc::clone(&state.identity().code_jobs).try_acquire_owned() else {
+        return Err(AppError::Throttled { retry_after: 60 });
+    };
     let state = state.clone();
     tokio::spawn(async move {
+        let _job = job;
         if let Err(err) = mail_code(&state, &email).await {
             tracing::warn!(error = %error_chain(&err), "could not send a sign-in code");
         }

@@ -69,7 +69,13 @@ pub struct Identity {
     pub sessions: Arc<dyn SessionStore>,
     /// When expired sessions were last purged from this process.
     purged: Arc<Mutex<Option<Instant>>>,
+    /// Code mails being prepared or sent in the background: a flood of requests from many
+    /// addresses (each within its own throttle) cannot pile up unbounded work behind its 202s.
+    pub code_jobs: Arc<tokio::sync::Semaphore>,
 }
+
+/// Code mails in preparation at once, at most; beyond, asking for a code gets 429.
+pub const MAX_CODE_JOBS: usize = 256;
 
 /// Expired sessions are purged at most this often per process.
 const PURGE_INTERVAL: Duration = Duration::from_secs(60);
@@ -95,6 +101,7 @@ impl Identity {
             sessions,
             config,
             purged: Arc::new(Mutex::new(None)),
+            code_jobs: Arc::new(tokio::sync::Semaphore::new(MAX_CODE_JOBS)),
         })
     }
 
