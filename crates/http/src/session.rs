@@ -193,7 +193,8 @@ impl FromRequest for SignedIn {
     }
 }
 
-/// Where a sign-in comes from: the client address (behind trusted proxies) and its user agent.
+/// Where a sign-in comes from: the client address (behind trusted proxies), its user agent and
+/// the session cookie it already carries.
 #[must_use]
 pub fn client(req: &HttpRequest, state: &AppState) -> Client {
     let ip = match client_ip(req, &state.config().trusted_proxies) {
@@ -207,6 +208,7 @@ pub fn client(req: &HttpRequest, state: &AppState) -> Client {
             .get(header::USER_AGENT)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
+        previous_session: session_cookie(req).and_then(|v| SessionToken::from_cookie(&v)),
     }
 }
 
@@ -227,7 +229,8 @@ mod tests {
     #[test]
     fn cross_site_rules_of_the_contract() {
         let cookie = (header::COOKIE, "a=b; vellum_session=x");
-        let rows: &[(&str, Option<&str>, Option<&str>, bool, bool)] = &[
+        type Row<'a> = (&'a str, Option<&'a str>, Option<&'a str>, bool, bool);
+        let rows: &[Row<'_>] = &[
             // method, Sec-Fetch-Site, Origin, with cookie, refused
             ("POST", Some("cross-site"), None, true, true),
             ("POST", Some("same-site"), None, true, true),

@@ -32,11 +32,13 @@ const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
 const MAX_USER_AGENT: usize = 255;
 
 /// Where a sign-in comes from, kept with the session (shown in the session list) and used by the
-/// per-address throttle.
+/// per-address throttle, and the session the request already carried (ended by a sign-in, so an
+/// older id never stays alive beside the new one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Client {
     pub ip: Option<String>,
     pub user_agent: Option<String>,
+    pub previous_session: Option<SessionToken>,
 }
 
 impl Client {

@@ -97,6 +97,9 @@ pub async fn start_session(
     if account.deleted_at.is_some() {
         return Err(bad_credentials());
     }
+    if let Some(previous) = &client.previous_session {
+        identity.sessions.delete(&previous.id()).await?;
+    }
     let token = SessionToken::generate()?;
     let now = OffsetDateTime::now_utc();
     let session = SessionRow {

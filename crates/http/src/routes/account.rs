@@ -11,21 +11,10 @@ use vellum_app::accounts::{self, SignedIn as NewSession};
 
 use crate::body::{SIGN_IN_BODY_LIMIT, read_json};
 use crate::error::ApiError;
-use crate::session::{AdminEdge, SignedIn, client, session_cookie};
+use crate::session::{AdminEdge, SignedIn, client};
 
-/// The answer to a sign-in: the account, and the new session's cookie. A session the request
-/// came with is ended first, so signing in never leaves an older id alive beside the new one.
-async fn signed_in(
-    state: &AppState,
-    edge: &AdminEdge,
-    req: &HttpRequest,
-    session: NewSession,
-) -> HttpResponse {
-    if let Some(old) =
-        session_cookie(req).and_then(|v| vellum_app::identity::token::SessionToken::from_cookie(&v))
-    {
-        let _ = state.identity().sessions.delete(&old.id()).await;
-    }
+/// The answer to a sign-in: the account, and the new session's cookie.
+fn signed_in(edge: &AdminEdge, session: NewSession) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::SET_COOKIE, edge.cookie(&session.token)))
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -52,7 +41,7 @@ pub async fn login(
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json(payload, SIGN_IN_BODY_LIMIT, &req).await?;
     let session = accounts::sign_in_with_password(&state, &body, &client(&req, &state)).await?;
-    Ok(signed_in(&state, &edge, &req, session).await)
+    Ok(signed_in(&edge, session))
 }
 
 #[utoipa::path(
@@ -99,7 +88,7 @@ pub async fn login_code_verify(
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json(payload, SIGN_IN_BODY_LIMIT, &req).await?;
     let session = accounts::sign_in_with_code(&state, &body, &client(&req, &state)).await?;
-    Ok(signed_in(&state, &edge, &req, session).await)
+    Ok(signed_in(&edge, session))
 }
 
 #[utoipa::path(
