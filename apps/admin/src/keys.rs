@@ -1,18 +1,17 @@
 //! `vellum-admin keys`: create, list and revoke API keys.
 //!
-//! A key's secret is generated here ([`ApiKeySecret::generate`]), printed once and never stored:
-//! the database keeps its key id and SHA-256 digest only, and `keys list` shows neither the secret
-//! nor the digest.
+//! A key is created by the application layer's `api_keys::create_key` (the admin app's use case
+//! too): its secret is generated there, printed here once and never stored; the database keeps
+//! its key id and SHA-256 digest only, and `keys list` shows neither the secret nor the digest.
 
 use std::io::Write;
 
 use serde_json::{Value as Json, json};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
-use vellum_policy::{ApiKeySecret, IpAllowlist};
+use vellum_app::AppError;
+use vellum_app::api_keys::{self, NewKey, field};
+use vellum_domain::ValidationErrors;
 use vellum_storage::StorageError;
-use vellum_storage::keys::{self, ApiKeySummary, NewApiKey};
-use vellum_storage::roles;
+use vellum_storage::keys::{self, ApiKeySummary};
 
 use crate::db::{open, rfc3339};
 use crate::{AdminError, DatabaseArgs};
@@ -114,75 +113,60 @@ pub(crate) async fn run(
     }
 }
 
-/// Parses every flag before touching the database, so a typo never reaches it.
+/// Creates the key through the application layer's [`api_keys::create_key`], the use case the
+/// admin app's `POST /settings/api-keys` runs too, so a key is checked the same way wherever it
+/// is made; a refusal names the flag.
 async fn create(
     database: &DatabaseArgs,
     args: &CreateArgs,
     out: &mut impl Write,
     log: &mut impl Write,
 ) -> Result<(), AdminError> {
-    let ip_allowlist = IpAllowlist::parse(args.ip.iter().map(String::as_str)).map_err(|e| {
-        AdminError::InvalidArgument {
-            flag: "--ip",
-            message: e.to_string(),
-        }
-    })?;
-    let expires_at = args
-        .expires_at
-        .as_deref()
-        .map(|raw| {
-            let invalid = |why: String| AdminError::InvalidArgument {
-                flag: "--expires-at",
-                message: format!("\"{raw}\" {why}"),
-            };
-            OffsetDateTime::parse(raw, &Rfc3339)
-                .map_err(|e| {
-                    invalid(format!(
-                        "is not an RFC 3339 date-time (e.g. 2027-01-01T00:00:00Z): {e}"
-                    ))
-                })?
-                // Stored in UTC: an offset can push the instant past year 9999.
-                .checked_to_offset(time::UtcOffset::UTC)
-                .ok_or_else(|| invalid("is past year 9999 in UTC".to_owned()))
-        })
-        .transpose()?;
     let db = open(database).await?;
-    if roles::load_role(&db, &args.role).await?.is_none() {
-        return Err(AdminError::InvalidArgument {
-            flag: "--role",
-            message: format!("no role named \"{}\"", args.role),
-        });
-    }
-    if keys::api_key_by_name(&db, &args.name).await?.is_some() {
-        return Err(AdminError::InvalidArgument {
-            flag: "--name",
-            message: format!("an API key named \"{}\" already exists", args.name),
-        });
-    }
-    let secret = ApiKeySecret::generate().map_err(AdminError::Secret)?;
-    let created = keys::create_api_key(
-        &db,
-        NewApiKey {
-            name: &args.name,
-            role: &args.role,
-            secret: &secret,
-            ip_allowlist: &ip_allowlist,
-            expires_at,
-        },
-    )
-    .await?;
+    let new = NewKey {
+        name: Some(&args.name),
+        role: Some(&args.role),
+        ip_allowlist: args.ip.iter().map(String::as_str).collect(),
+        expires_at: args.expires_at.as_deref(),
+    };
+    let created = api_keys::create_key(&db, &new).await.map_err(|e| match e {
+        AppError::Invalid(errors) => invalid_flag(&errors),
+        other => AdminError::App(other),
+    })?;
     let _ = writeln!(
         log,
         "vellum-admin: created API key \"{}\"; store its secret now, it is not shown again",
-        created.name
+        created.key.name
     );
     let report = json!({
-        "name": created.name,
-        "role": created.role,
-        "key_id": created.key_id.as_str(),
-        "secret": secret.expose(),
+        "name": created.key.name,
+        "role": created.key.role,
+        "key_id": created.key.key_id.as_str(),
+        "secret": created.secret.expose(),
     });
     writeln!(out, "{report}").map_err(AdminError::Output)
+}
+
+/// The first problem, in flag order, named by its flag.
+fn invalid_flag(errors: &ValidationErrors) -> AdminError {
+    let flags = [
+        (field::IP_ALLOWLIST, "--ip"),
+        (field::EXPIRES_AT, "--expires-at"),
+        (field::ROLE, "--role"),
+        (field::NAME, "--name"),
+    ];
+    for (name, flag) in flags {
+        let found = errors
+            .iter()
+            .find(|(path, _)| *path == name || path.starts_with(&format!("{name}.")));
+        if let Some((_, messages)) = found {
+            return AdminError::InvalidArgument {
+                flag,
+                message: messages.join("; "),
+            };
+        }
+    }
+    AdminError::App(AppError::Invalid(errors.clone()))
 }
 
 /// A key as `keys list` shows it: everything but the secret and its digest (which

@@ -97,8 +97,6 @@ enum AdminError {
     Manifest(#[from] vellum_manifest::ManifestError),
     #[error("{path}: {message}")]
     ReadManifest { path: String, message: String },
-    #[error("could not generate an API key secret")]
-    Secret(#[source] vellum_policy::PolicyError),
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -2,11 +2,21 @@
 //! surface can forget it), read with `can-show-activity-logs`. An entry names the changed keys,
 //! never their values: no password, code, secret or session id is ever written here.
 
+use serde::Serialize;
 use serde_json::{Value as Json, json};
-use vellum_storage::activity::{self as store, NewActivity};
+use vellum_domain::ValidationErrors;
+use vellum_storage::activity::{self as store, Activity, ActivityFilter, NewActivity};
 
 use crate::context::AppState;
+use crate::error::AppError;
+use crate::paging::{Paginated, Paging};
+use crate::principal::Principal;
+use crate::query::{first, pairs};
+use crate::resources::timestamp;
 use crate::telemetry::error_chain;
+
+/// The longest value of a text filter (`subject_type`, `subject_id`, `log_name`).
+const MAX_FILTER: usize = 255;
 
 /// What changed, for [`record`].
 #[derive(Debug, Clone, PartialEq)]
@@ -76,4 +86,94 @@ pub async fn record(state: &AppState, user_id: Option<i64>, change: Change<'_>) 
     if let Err(err) = store::record(state.db(), &entry).await {
         tracing::warn!(error = %error_chain(&err), log = change.log, event = change.event, "could not record activity");
     }
+}
+
+/// Who made a change, as the log shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActivityUser {
+    pub id: i64,
+    pub name: String,
+}
+
+/// One entry of the log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActivityResource {
+    pub id: i64,
+    pub log_name: String,
+    pub event: String,
+    pub subject_type: Option<String>,
+    pub subject_id: Option<String>,
+    /// `{"changed": [keys]}` plus ids and counts; never a secret.
+    pub properties: Json,
+    pub created_at: Json,
+    /// `null` for entries without a user (a failed sign-in) or whose user was deleted.
+    pub user: Option<ActivityUser>,
+}
+
+impl From<Activity> for ActivityResource {
+    fn from(entry: Activity) -> Self {
+        Self {
+            id: entry.id,
+            log_name: entry.log_name,
+            event: entry.event,
+            subject_type: entry.subject_type,
+            subject_id: entry.subject_id,
+            properties: entry.properties,
+            created_at: timestamp(Some(entry.created_at)),
+            user: entry
+                .user_id
+                .zip(entry.user_name)
+                .map(|(id, name)| ActivityUser { id, name }),
+        }
+    }
+}
+
+/// A page of the log, newest first, filtered by the query's `user_id`, `subject_type`,
+/// `subject_id` and `log_name` (each exact; AND-ed), paged by `page` and `per_page`.
+///
+/// # Errors
+/// 403 without `can-show-activity-logs`; 422 naming each malformed parameter; the database.
+pub async fn list(
+    state: &AppState,
+    principal: &Principal,
+    query: &str,
+) -> Result<Paginated<ActivityResource>, AppError> {
+    principal.require("can-show-activity-logs")?;
+    let pairs = pairs(query);
+    let mut errors = ValidationErrors::new();
+    let paging = Paging::from_pairs(&pairs, &mut errors);
+    let user_id = first(&pairs, "user_id").and_then(|raw| {
+        let id = raw.trim().parse::<i64>().ok().filter(|id| *id > 0);
+        if id.is_none() {
+            errors.add("user_id", "The user_id field must be a positive integer.");
+        }
+        id
+    });
+    let mut text = |key: &str| -> Option<String> {
+        let value = first(&pairs, key).filter(|v| !v.is_empty())?;
+        if value.contains('\0') {
+            errors.add(
+                key,
+                format!("The {key} field must not contain NUL characters."),
+            );
+            return None;
+        }
+        if value.chars().count() > MAX_FILTER {
+            errors.add(
+                key,
+                format!("The {key} field must not be greater than {MAX_FILTER} characters."),
+            );
+            return None;
+        }
+        Some(value.to_owned())
+    };
+    let filter = ActivityFilter {
+        user_id,
+        subject_type: text("subject_type"),
+        subject_id: text("subject_id"),
+        log_name: text("log_name"),
+    };
+    errors.into_result(()).map_err(AppError::Invalid)?;
+    let page = store::list(state.db(), &filter, paging.page, paging.per_page).await?;
+    Ok(Paginated::from_page(page, ActivityResource::from))
 }

@@ -36,6 +36,25 @@ pub(crate) fn in_json(value: &Value) -> bool {
     }
 }
 
+/// 422 naming every top-level field of an admin request body that holds a NUL (in a string or
+/// an object key at any depth), before any of it reaches SQL.
+pub(crate) fn refuse_in_body(body: &Value) -> Result<(), crate::AppError> {
+    let Value::Object(fields) = body else {
+        return Ok(());
+    };
+    let mut errors = ValidationErrors::new();
+    for (key, value) in fields {
+        if key.contains('\0') || in_json(value) {
+            let name = key.replace('\0', "");
+            errors.add(
+                name.clone(),
+                format!("The {name} field must not contain NUL characters."),
+            );
+        }
+    }
+    errors.into_result(()).map_err(crate::AppError::Invalid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,7 +107,7 @@ fn push_filter(sql: &mut Sql, filter: &ActivityFilter) {
     }
 }
 
-/// One page of entries, newest first, and the number matching.
+/// One page of entries, newest first (by id: ids grow with time), with the number matching.
 ///
 /// # Errors
 /// A database error, or [`StorageError::Corrupt`] for unreadable properties.
@@ -117,7 +117,7 @@ pub async fn list<C: ConnectionTrait>(
     filter: &ActivityFilter,
     page: u64,
     per_page: u64,
-) -> Result<(Vec<Activity>, u64), StorageError> {
+) -> Result<crate::items::Page<Activity>, StorageError> {
     let backend = db.get_database_backend();
     let mut count = Sql::new(backend);
     count.push("SELECT COUNT(*) AS n FROM activity_log a");
@@ -149,5 +149,5 @@ pub async fn list<C: ConnectionTrait>(
             })
         })
         .collect::<Result<Vec<_>, StorageError>>()?;
-    Ok((entries, total))
+    Ok(crate::items::Page::new(entries, total, page, per_page))
 }

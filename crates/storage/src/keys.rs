@@ -364,6 +364,79 @@ pub async fn list_api_keys<C: ConnectionTrait>(db: &C) -> Result<Vec<ApiKeySumma
         .collect()
 }
 
+/// One page of keys, revoked ones included, in creation order. Two queries (the total, the
+/// page).
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(page, per_page))]
+pub async fn list_api_keys_page<C: ConnectionTrait>(
+    db: &C,
+    page: u64,
+    per_page: u64,
+) -> Result<crate::items::Page<ApiKeySummary>, StorageError> {
+    let backend = db.get_database_backend();
+    let mut count = Sql::new(backend);
+    count.push("SELECT COUNT(*) AS n FROM api_keys");
+    let total = count.count(db).await?;
+    let mut sql = key_select(backend);
+    sql.push(" ORDER BY k.id LIMIT ")
+        .bind(i64::try_from(per_page).unwrap_or(100))
+        .push(" OFFSET ")
+        .bind(i64::try_from(page.saturating_sub(1).saturating_mul(per_page)).unwrap_or(i64::MAX));
+    let keys = sql
+        .all_as::<KeyRow, _>(db)
+        .await?
+        .into_iter()
+        .map(ApiKeySummary::try_from)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::items::Page::new(keys, total, page, per_page))
+}
+
+/// The key with row id `id`, or `None`.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(key = id))]
+pub async fn api_key_by_id<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+) -> Result<Option<ApiKeySummary>, StorageError> {
+    let Some(id) = id_param(id) else {
+        return Ok(None);
+    };
+    let mut sql = key_select(db.get_database_backend());
+    sql.push(" WHERE k.id = ").bind(id);
+    sql.one_as::<KeyRow, _>(db)
+        .await?
+        .map(ApiKeySummary::try_from)
+        .transpose()
+}
+
+/// Revokes key `id` and answers it as it now is. Revoking again keeps the first revocation
+/// time, as [`revoke_api_key`].
+///
+/// # Errors
+/// [`StorageError::NotFound`] when no key has that id; a database error.
+#[instrument(skip_all, err, fields(key = id))]
+pub async fn revoke_api_key_by_id<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+) -> Result<ApiKeySummary, StorageError> {
+    let kid = id_param(id).ok_or(StorageError::NotFound { what: "API key" })?;
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ")
+        .bind(now())
+        .push(") WHERE id = ")
+        .bind(kid);
+    if sql.execute(db).await? == 0 {
+        return Err(StorageError::NotFound { what: "API key" });
+    }
+    api_key_by_id(db, id)
+        .await?
+        .ok_or(StorageError::NotFound { what: "API key" })
+}
+
 /// Revokes the key named `name`. Revoking again keeps the first revocation time, so the audit
 /// trail says when the key actually stopped working.
 ///

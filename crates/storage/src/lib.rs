@@ -2,7 +2,8 @@
 //! blob store for files' bytes.
 //!
 //! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`roles`],
-//! [`keys`], [`users`], [`groups`], [`project`], [`blob`]; [`seed`] fills a new database); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
+//! [`keys`], [`users`], [`groups`], [`project`], [`blob`]; [`role_admin`], [`permissions`],
+//! [`activity`] and [`dashboard`] serve the admin app; [`seed`] fills a new database); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
 //! the pool or inside a caller's transaction. The policy crate's filters are compiled to SQL here
 //! with the evaluator's exact semantics; `unique` values are claimed under a unique index so
 //! concurrent writers cannot both win. `testing::TestDb` (feature `testing`) gives each test a
@@ -19,6 +20,7 @@ pub mod accounts;
 pub mod activity;
 pub mod blob;
 pub mod collections;
+pub mod dashboard;
 mod database;
 mod error;
 pub mod files;
@@ -28,8 +30,10 @@ pub mod items;
 pub mod keys;
 pub mod links;
 pub mod model;
+pub mod permissions;
 mod pool;
 pub mod project;
+pub mod role_admin;
 pub mod roles;
 pub mod seed;
 pub mod sessions;

@@ -265,6 +265,21 @@ pub async fn get_setting<C: ConnectionTrait>(
         .transpose()
 }
 
+/// Every problem of `values` checked one key at a time (an unknown key, a wrong type, a
+/// malformed locale or origin, a negative number), keyed by setting, so a form can show them all
+/// at once. What depends on several keys (the default locale must be enabled) is checked by
+/// [`set_settings`] against the combined result.
+#[must_use]
+pub fn check_settings(values: &Map<String, Json>) -> vellum_domain::ValidationErrors {
+    let mut errors = vellum_domain::ValidationErrors::new();
+    for (key, value) in values {
+        if let Err(message) = normalize(key, value) {
+            errors.add(key.clone(), message);
+        }
+    }
+    errors
+}
+
 /// Sets one setting; see [`set_settings`].
 ///
 /// # Errors

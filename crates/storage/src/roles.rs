@@ -24,7 +24,7 @@ use crate::sql::{Sql, begin_write, id_param, json_out, now, parse_json};
 
 /// Rows per multi-row `INSERT`: far below SQLite's bound-parameter limit (32766) at 7 values a
 /// row, and large enough that a realistic role is one statement.
-const INSERT_CHUNK: usize = 500;
+pub(crate) const INSERT_CHUNK: usize = 500;
 
 /// A role as the role list shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,32 +259,7 @@ pub async fn save_role<C: ConnectionTrait + TransactionTrait>(
 ) -> Result<i64, StorageError> {
     check_name("role", &role.name)?;
     let tx = begin_write(db).await?;
-    let backend = tx.get_database_backend();
-
-    let mut collection_ids: BTreeMap<String, i32> = BTreeMap::new();
-    if !role.collections.is_empty() {
-        let mut sql = Sql::new(backend);
-        sql.push("SELECT id, slug FROM collections WHERE slug IN ");
-        sql.bind_list(role.collections.keys().map(|s| s.as_str().to_owned()));
-        for row in sql.all_as::<CollectionIdRow, _>(&tx).await? {
-            collection_ids.insert(row.slug, row.id);
-        }
-        let missing: Vec<String> = role
-            .collections
-            .keys()
-            .filter(|s| !collection_ids.contains_key(s.as_str()))
-            .map(|s| format!("\"{s}\""))
-            .collect();
-        if !missing.is_empty() {
-            return Err(StorageError::conflict(format!(
-                "role {}: no collection {}",
-                role.name,
-                missing.join(", ")
-            )));
-        }
-    }
-
-    let mut sql = Sql::new(backend);
+    let mut sql = Sql::new(tx.get_database_backend());
     sql.push("INSERT INTO roles (name, is_system, created_at) VALUES (")
         .bind(role.name.clone())
         .push(", ")
@@ -295,11 +270,49 @@ pub async fn save_role<C: ConnectionTrait + TransactionTrait>(
         .push(") ON CONFLICT (name) DO UPDATE SET name = excluded.name");
     let role_id = sql.insert_returning_id(&tx).await?;
     let rid = id_param(role_id).ok_or_else(|| StorageError::corrupt("role id out of range"))?;
+    write_grants_in_tx(&tx, rid, role).await?;
+    tx.commit().await?;
+    Ok(role_id)
+}
+
+/// Makes role `rid`'s two matrices exactly `role`'s, inside the caller's transaction `tx`:
+/// grants on collections no longer listed are removed.
+///
+/// # Errors
+/// [`StorageError::Conflict`] on `collection_permissions` naming every slug that is not a
+/// collection (the caller's transaction must then be rolled back); a database error.
+pub(crate) async fn write_grants_in_tx<C: ConnectionTrait>(
+    tx: &C,
+    rid: i32,
+    role: &Role,
+) -> Result<(), StorageError> {
+    let backend = tx.get_database_backend();
+    let mut collection_ids: BTreeMap<String, i32> = BTreeMap::new();
+    if !role.collections.is_empty() {
+        let mut sql = Sql::new(backend);
+        sql.push("SELECT id, slug FROM collections WHERE slug IN ");
+        sql.bind_list(role.collections.keys().map(|s| s.as_str().to_owned()));
+        for row in sql.all_as::<CollectionIdRow, _>(tx).await? {
+            collection_ids.insert(row.slug, row.id);
+        }
+        let missing: Vec<String> = role
+            .collections
+            .keys()
+            .filter(|s| !collection_ids.contains_key(s.as_str()))
+            .map(|s| format!("\"{s}\""))
+            .collect();
+        if !missing.is_empty() {
+            return Err(StorageError::conflict_on(
+                "collection_permissions",
+                format!("role {}: no collection {}", role.name, missing.join(", ")),
+            ));
+        }
+    }
 
     let mut sql = Sql::new(backend);
     sql.push("DELETE FROM collection_grants WHERE role_id = ")
         .bind(rid);
-    sql.execute(&tx).await?;
+    sql.execute(tx).await?;
 
     let grants: Vec<(i32, &CollectionGrant)> = role
         .collections
@@ -333,7 +346,7 @@ pub async fn save_role<C: ConnectionTrait + TransactionTrait>(
             };
             sql.push(")");
         }
-        sql.execute(&tx).await?;
+        sql.execute(tx).await?;
     }
 
     let f = role.files;
@@ -358,9 +371,8 @@ pub async fn save_role<C: ConnectionTrait + TransactionTrait>(
          can_read = excluded.can_read, can_read_private = excluded.can_read_private, \
          can_update = excluded.can_update, can_delete = excluded.can_delete",
     );
-    sql.execute(&tx).await?;
-    tx.commit().await?;
-    Ok(role_id)
+    sql.execute(tx).await?;
+    Ok(())
 }
 
 /// Every role, in creation order.
@@ -383,11 +395,36 @@ pub async fn list_roles<C: ConnectionTrait>(db: &C) -> Result<Vec<RoleSummary>, 
         .collect())
 }
 
+/// The role with this id, or `None`.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(role_id = id))]
+pub async fn role_by_id<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+) -> Result<Option<RoleSummary>, StorageError> {
+    let Some(id) = id_param(id) else {
+        return Ok(None);
+    };
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT id, name, is_system FROM roles WHERE id = ")
+        .bind(id);
+    Ok(sql
+        .one_as::<RoleSummaryRow, _>(db)
+        .await?
+        .map(|row| RoleSummary {
+            id: i64::from(row.id),
+            name: row.name,
+            is_system: row.is_system,
+        }))
+}
+
 #[derive(FromQueryResult)]
-struct RoleSummaryRow {
-    id: i32,
-    name: String,
-    is_system: bool,
+pub(crate) struct RoleSummaryRow {
+    pub(crate) id: i32,
+    pub(crate) name: String,
+    pub(crate) is_system: bool,
 }
 
 #[derive(FromQueryResult)]

@@ -1,8 +1,14 @@
 //! Handlers, one module per resource group of the spec.
 
 pub mod account;
+pub mod activity;
+pub mod api_keys;
 pub mod collections;
+pub mod dashboard;
 pub mod files;
 pub mod health;
 pub mod items;
 pub mod openapi;
+pub mod permissions;
+pub mod roles;
+pub mod settings;

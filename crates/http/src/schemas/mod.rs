@@ -3,6 +3,7 @@
 //! them honest is the black-box suite, which validates every response it receives against the
 //! description (`crates/http/tests/api/openapi.rs`), and schemathesis in CI.
 
+pub mod access;
 pub mod admin;
 
 use std::collections::BTreeMap;

@@ -2,7 +2,12 @@
 //! area. Helpers here create accounts directly (storage and the app's own hasher) and drive the
 //! JSON side of the admin routes with a session cookie.
 
+mod access_support;
+mod api_keys;
+mod permissions;
+mod roles;
 mod sessions;
+mod settings;
 mod signin;
 mod smtp;
 
