@@ -15,6 +15,7 @@ use vellum_policy::{Filter, KeyId, OriginAllowlist, Role};
 use vellum_storage::keys::FoundKey;
 use vellum_storage::model::Collection;
 use vellum_storage::project::ProjectSettings;
+use vellum_storage::sessions::SessionRow;
 use vellum_storage::{Database, StorageError};
 
 use crate::cache::key::KeyHasher;
@@ -36,6 +37,10 @@ pub struct Snapshot {
     /// Signed-in users' accounts and permissions looked up since the snapshot was built (a miss
     /// is a user that no longer exists), bounded like the keys.
     accounts: Mutex<HashMap<i64, Option<Arc<AccountAccess>>>>,
+    /// Sessions found since the snapshot was built, by id (token hash), bounded like the keys.
+    /// Only hits are remembered (a session created on another replica must work at once); an
+    /// ended session moves the epoch ([`crate::accounts`]), which drops this memo everywhere.
+    sessions: Mutex<HashMap<String, Arc<SessionRow>>>,
     /// Item list totals counted since the snapshot was built. The snapshot lives exactly as long
     /// as its epoch, and every write bumps the epoch, so a remembered total is the current one.
     totals: TotalsMemo,
@@ -132,6 +137,7 @@ impl Snapshot {
             roles,
             keys: Mutex::new(HashMap::new()),
             accounts: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
             totals: TotalsMemo::default(),
             epoch,
             built: Instant::now(),
@@ -160,6 +166,12 @@ impl Snapshot {
             keys: Mutex::new(keys),
             accounts: Mutex::new(
                 self.accounts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone(),
+            ),
+            sessions: Mutex::new(
+                self.sessions
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .clone(),
@@ -247,6 +259,35 @@ impl Snapshot {
         }
         accounts.insert(id, found.clone());
         Ok(found)
+    }
+
+    /// The remembered session with this id.
+    pub(crate) fn session(&self, id: &str) -> Option<Arc<SessionRow>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Remembers a session found in the store (or its newer "last seen").
+    pub(crate) fn remember_session(&self, session: Arc<SessionRow>) {
+        let mut sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sessions.len() >= MAX_REMEMBERED_KEYS {
+            sessions.clear();
+        }
+        sessions.insert(session.id.clone(), session);
+    }
+
+    /// Forgets a session (ended on this replica; others learn it from the epoch).
+    pub(crate) fn forget_session(&self, id: &str) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
     }
 
     /// Forgets what was remembered of user `id` (its account changed on this replica).

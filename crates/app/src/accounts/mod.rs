@@ -55,8 +55,14 @@ pub struct SignedIn {
 }
 
 /// The principal of a session token, or `None` when the token is unknown, expired or ended, or
-/// its user is gone or deleted. An expired session is removed; a live one has "last seen"
-/// recorded at most once a minute, in the background.
+/// its user is gone or deleted.
+///
+/// A session found in the store is remembered with the snapshot, as API keys are: a request
+/// then needs no query to authenticate. Ending a session moves the epoch, which every replica
+/// reads on its next request and which drops the memo, so an ended session is refused at once
+/// wherever it is presented (with Redis; replicas without Redis share no epoch and learn it
+/// within the snapshot's lifetime, as they learn every project change). An expired session is
+/// removed; a live one has "last seen" recorded at most once a minute, in the background.
 ///
 /// # Errors
 /// The session store or the database failing.
@@ -66,25 +72,41 @@ pub async fn authenticate(
 ) -> Result<Option<Principal>, AppError> {
     let identity = state.identity();
     let id = token.id();
-    let Some(session) = identity.sessions.get(&id).await? else {
-        return Ok(None);
-    };
+    let snapshot = state.snapshot().await?;
     let now = OffsetDateTime::now_utc();
     let idle = identity.config.session_idle;
-    if now >= session.expires_at || now - session.last_seen_at >= idle {
+    let expired = |s: &SessionRow| now >= s.expires_at || now - s.last_seen_at >= idle;
+    let session = match snapshot.session(&id) {
+        // A remembered "last seen" may be older than the store's (another replica recorded a
+        // use): before ending a session for idleness, ask the store.
+        Some(remembered) if !expired(&remembered) => remembered,
+        _ => {
+            let Some(found) = identity.sessions.get(&id).await? else {
+                snapshot.forget_session(&id);
+                return Ok(None);
+            };
+            let found = Arc::new(found);
+            snapshot.remember_session(Arc::clone(&found));
+            found
+        }
+    };
+    if expired(&session) {
+        snapshot.forget_session(&id);
         identity.sessions.delete(&id).await?;
         return Ok(None);
     }
-    let snapshot = state.snapshot().await?;
     let Some(access) = snapshot.account_access(state.db(), session.user_id).await? else {
         identity.sessions.delete(&id).await?;
         return Ok(None);
     };
     if access.account.deleted_at.is_some() {
-        identity.sessions.delete_user(session.user_id, None).await?;
+        end_user_sessions(state, session.user_id).await?;
         return Ok(None);
     }
     if now - session.last_seen_at >= TOUCH_INTERVAL {
+        let mut seen = (*session).clone();
+        seen.last_seen_at = now;
+        snapshot.remember_session(Arc::new(seen));
         let sessions = Arc::clone(&identity.sessions);
         let touched = id.clone();
         tokio::spawn(async move {
@@ -104,11 +126,7 @@ pub async fn authenticate(
 /// # Errors
 /// The session store failing.
 pub async fn sign_out(state: &AppState, principal: &Principal) -> Result<(), AppError> {
-    state
-        .identity()
-        .sessions
-        .delete(&principal.session_id)
-        .await?;
+    end_session(state, &principal.session_id).await?;
     activity::record(
         state,
         Some(principal.user_id()),
@@ -132,6 +150,8 @@ pub async fn revoke_other_sessions(
         .sessions
         .delete_user(principal.user_id(), Some(&principal.session_id))
         .await?;
+    // Every replica drops its remembered sessions on its next request.
+    state.invalidate().await;
     activity::record(
         state,
         Some(principal.user_id()),
@@ -148,7 +168,19 @@ pub async fn revoke_other_sessions(
 /// # Errors
 /// The session store failing.
 pub async fn end_user_sessions(state: &AppState, user_id: i64) -> Result<u64, AppError> {
-    state.identity().sessions.delete_user(user_id, None).await
+    let ended = state.identity().sessions.delete_user(user_id, None).await?;
+    state.invalidate().await;
+    Ok(ended)
+}
+
+/// Ends one session, here and (through the epoch) on every replica that remembers it.
+///
+/// # Errors
+/// The session store failing.
+pub async fn end_session(state: &AppState, id: &str) -> Result<(), AppError> {
+    state.identity().sessions.delete(id).await?;
+    state.invalidate().await;
+    Ok(())
 }
 
 /// One session as `GET /account/sessions` lists it (never its id or token).

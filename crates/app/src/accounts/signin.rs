@@ -97,8 +97,10 @@ pub async fn start_session(
     if account.deleted_at.is_some() {
         return Err(bad_credentials());
     }
-    if let Some(previous) = &client.previous_session {
-        identity.sessions.delete(&previous.id()).await?;
+    if let Some(previous) = &client.previous_session
+        && identity.sessions.get(&previous.id()).await?.is_some()
+    {
+        super::end_session(state, &previous.id()).await?;
     }
     let token = SessionToken::generate()?;
     let now = OffsetDateTime::now_utc();
