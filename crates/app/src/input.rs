@@ -147,7 +147,7 @@ impl<'a> Input<'a> {
         for (i, item) in items.iter().enumerate() {
             match item {
                 Json::String(s) if !s.is_empty() && s.chars().count() <= max_len => {
-                    out.push(s.as_str())
+                    out.push(s.as_str());
                 }
                 _ => {
                     self.error(

@@ -23,11 +23,13 @@ mod context;
 mod error;
 pub mod explain;
 pub mod files;
+pub mod groups;
 pub mod health;
 pub mod identity;
 pub mod ingest;
 pub mod input;
 pub mod items;
+pub mod listing;
 mod nul;
 pub mod principal;
 pub mod query;
@@ -36,6 +38,7 @@ pub mod resources;
 mod snapshot;
 pub mod telemetry;
 pub mod transforms;
+pub mod users;
 
 pub use actor::Actor;
 pub use app_config::{

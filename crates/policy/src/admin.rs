@@ -31,7 +31,6 @@ impl AdminPermissions {
     }
 
     /// Whether the user may do what `permission` gates.
-    #[must_use]
     pub fn check(&self, permission: &'static str) -> Decision {
         if self.super_admin {
             return Decision::allow(Reason::SuperAdmin);

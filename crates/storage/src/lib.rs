@@ -27,6 +27,7 @@ pub mod groups;
 pub mod items;
 pub mod keys;
 pub mod links;
+pub mod listing;
 pub mod model;
 mod pool;
 pub mod project;
