@@ -227,7 +227,8 @@ mod tests {
     #[test]
     fn cross_site_rules_of_the_contract() {
         let cookie = (header::COOKIE, "a=b; vellum_session=x");
-        let rows: &[(&str, Option<&str>, Option<&str>, bool, bool)] = &[
+        type Row<'a> = (&'a str, Option<&'a str>, Option<&'a str>, bool, bool);
+        let rows: &[Row] = &[
             // method, Sec-Fetch-Site, Origin, with cookie, refused
             ("POST", Some("cross-site"), None, true, true),
             ("POST", Some("same-site"), None, true, true),

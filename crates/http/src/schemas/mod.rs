@@ -4,6 +4,7 @@
 //! description (`crates/http/tests/api/openapi.rs`), and schemathesis in CI.
 
 pub mod admin;
+pub mod users;
 
 use std::collections::BTreeMap;
 

@@ -2,8 +2,10 @@
 //! area. Helpers here create accounts directly (storage and the app's own hasher) and drive the
 //! JSON side of the admin routes with a session cookie.
 
+mod groups;
 mod sessions;
 mod signin;
+mod users;
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
