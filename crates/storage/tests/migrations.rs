@@ -11,7 +11,8 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 20] = [
+const TABLES: [&str; 23] = [
+    "activity_log",
     "api_keys",
     "collection_grants",
     "collections",
@@ -25,10 +26,12 @@ const TABLES: [&str; 20] = [
     "item_revisions",
     "item_unique_values",
     "items",
+    "login_codes",
     "permissions",
     "role_groups",
     "role_permissions",
     "roles",
+    "sessions",
     "settings",
     "user_roles",
     "users",
