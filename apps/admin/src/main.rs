@@ -1,5 +1,5 @@
 //! `vellum-admin`: the Vellum operator CLI: migrate, apply and export the project manifest, manage
-//! API keys, roles and settings, and explain access decisions.
+//! API keys, roles and settings, create admin accounts, and explain access decisions.
 //!
 //! One module per subcommand, each with its `Args` and `run`. Output meant for machines is JSON on
 //! stdout; messages for people go to stderr; any error exits non-zero.
@@ -16,6 +16,7 @@ mod migrate;
 mod notify;
 mod roles;
 mod settings;
+mod users;
 
 use std::process::ExitCode;
 
@@ -72,6 +73,12 @@ enum Command {
     /// Read and change project settings.
     #[command(after_help = "Example:\n  vellum-admin settings get default_locale")]
     Settings(settings::Args),
+    /// Create admin accounts (the first super-admin of an installation).
+    #[command(
+        after_help = "Example:\n  vellum-admin users create --email admin@example.com --name Admin \
+            --role super-admin --password-stdin"
+    )]
+    Users(users::Args),
     /// Explain the policy's decision for a role, collection, action (and item).
     #[command(long_about = explain::LONG_ABOUT)]
     Explain(explain::Args),
@@ -97,6 +104,9 @@ enum AdminError {
     Manifest(#[from] vellum_manifest::ManifestError),
     #[error("{path}: {message}")]
     ReadManifest { path: String, message: String },
+    /// The input was refused; the message names each flag and its problem.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -113,6 +123,7 @@ async fn main() -> ExitCode {
         Command::Migrate(_) | Command::Apply(_) => true,
         Command::Keys(args) => args.writes(),
         Command::Settings(args) => args.writes(),
+        Command::Users(args) => args.writes(),
         Command::Export(_) | Command::Roles(_) | Command::Explain(_) => false,
     };
     if result.is_ok() && writes {
@@ -138,6 +149,18 @@ async fn run(cli: &Cli) -> Result<(), AdminError> {
         Command::Keys(args) => keys::run(database, args, out, log).await,
         Command::Roles(args) => roles::run(database, args, out, log).await,
         Command::Settings(args) => settings::run(database, args, out, log).await,
+        Command::Users(args) => {
+            let password = std::env::var(users::PASSWORD_ENV).ok();
+            users::run(
+                database,
+                args,
+                &mut std::io::stdin().lock(),
+                password,
+                out,
+                log,
+            )
+            .await
+        }
         Command::Explain(args) => explain::run(database, args, out, log).await,
     }
 }

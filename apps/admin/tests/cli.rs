@@ -54,6 +54,25 @@ impl TestDatabase {
             .unwrap()
     }
 
+    /// As [`TestDatabase::run`], with `stdin` as standard input and `env` added to the
+    /// environment (`VELLUM_ADMIN_PASSWORD` is removed unless `env` sets it).
+    fn run_with(&self, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("vellum-admin");
+        cmd.env_remove("VELLUM_DATABASE_URL")
+            .env_remove("VELLUM_REDIS_URL")
+            .env_remove("VELLUM_ADMIN_PASSWORD")
+            .current_dir(cwd.path())
+            .arg("--database-url")
+            .arg(&self.url)
+            .args(args)
+            .write_stdin(stdin.to_owned());
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        cmd.output().unwrap()
+    }
+
     /// Runs the command, asserts it succeeded and returns its stdout.
     fn ok(&self, args: &[&str]) -> String {
         let output = self.run(args);
@@ -688,6 +707,8 @@ fn every_command_has_help_with_an_example() {
         &["settings", "get", "--help"],
         &["settings", "set", "--help"],
         &["explain", "--help"],
+        &["users", "--help"],
+        &["users", "create", "--help"],
     ] {
         let output = assert_cmd::cargo::cargo_bin_cmd!("vellum-admin")
             .env_remove("VELLUM_DATABASE_URL")
@@ -765,4 +786,199 @@ async fn a_change_bumps_the_servers_redis_epoch() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(!stderr.contains("warning"), "{stderr}");
     assert!(servers.current().await > before);
+}
+
+// ---------------------------------------------------------------------------------------------
+// users
+// ---------------------------------------------------------------------------------------------
+
+/// `users create` makes a verified account through the admin app's validation: the password
+/// from stdin or `VELLUM_ADMIN_PASSWORD`, `{"id", "email"}` on stdout.
+#[tokio::test]
+async fn users_create_bootstraps_a_verified_super_admin() {
+    let test = TestDatabase::new().await;
+    let output = test.run_with(
+        &[
+            "users",
+            "create",
+            "--email",
+            "Root@Example.com",
+            "--name",
+            "Root",
+            "--role",
+            "super-admin",
+            "--password-stdin",
+        ],
+        "a long root password\n",
+        &[],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let id = printed["id"].as_i64().unwrap();
+    assert_eq!(printed, json!({"id": id, "email": "Root@Example.com"}));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(!stderr.contains("a long root password"), "{stderr}");
+
+    let db = test.connect().await;
+    let account = vellum_storage::accounts::account(&db, id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(account.email_verified_at.is_some());
+    assert_eq!(account.roles.len(), 1);
+    assert_eq!(account.roles[0].0, "super-admin");
+    let credentials = vellum_storage::accounts::credentials_by_email(&db, "root@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let hash = credentials.password_hash.unwrap();
+    assert!(hash.starts_with("$argon2id$"), "{hash}");
+    let hasher = vellum_app::identity::password::PasswordHasher::new(1).unwrap();
+    assert!(
+        hasher
+            .verify("a long root password", Some(&hash))
+            .await
+            .unwrap()
+    );
+
+    // From the environment, several roles.
+    let printed: Value = serde_json::from_slice(
+        &test
+            .run_with(
+                &[
+                    "users",
+                    "create",
+                    "--email",
+                    "ops@example.com",
+                    "--name",
+                    "Ops",
+                    "--role",
+                    "admin",
+                    "--role",
+                    "reader",
+                ],
+                "",
+                &[("VELLUM_ADMIN_PASSWORD", "another long password")],
+            )
+            .stdout,
+    )
+    .unwrap();
+    let ops = vellum_storage::accounts::account(&db, printed["id"].as_i64().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let roles: Vec<&str> = ops.roles.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["admin", "reader"]);
+    // The operator's creation is in the activity log, without a password.
+    let entries = vellum_storage::activity::list(
+        &db,
+        &vellum_storage::activity::ActivityFilter::default(),
+        1,
+        10,
+    )
+    .await
+    .unwrap()
+    .items;
+    assert_eq!(entries.len(), 2);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.event == "created" && e.user_id.is_none())
+    );
+    assert!(!entries[0].properties.to_string().contains("another long"));
+}
+
+#[tokio::test]
+async fn users_create_refuses_bad_input_naming_the_flag() {
+    let test = TestDatabase::new().await;
+    let create = |email: &str, role: &str| -> Vec<String> {
+        [
+            "users",
+            "create",
+            "--email",
+            email,
+            "--name",
+            "Someone",
+            "--role",
+            role,
+            "--password-stdin",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let first = create("taken@example.com", "admin");
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    assert!(
+        test.run_with(&first, "long enough password\n", &[])
+            .status
+            .success()
+    );
+    for (email, role, password, expected) in [
+        (
+            "TAKEN@example.com",
+            "admin",
+            "long enough password\n",
+            "--email: The email has already been taken.",
+        ),
+        (
+            "new@example.com",
+            "public",
+            "long enough password\n",
+            "--role: The public role cannot be assigned.",
+        ),
+        (
+            "new@example.com",
+            "ghost",
+            "long enough password\n",
+            "--role: The role \"ghost\" does not exist.",
+        ),
+        (
+            "not an email",
+            "admin",
+            "long enough password\n",
+            "--email: The email must be a valid email address.",
+        ),
+        (
+            "new@example.com",
+            "admin",
+            "short\n",
+            "password: The password must be 8 to 256 characters.",
+        ),
+    ] {
+        let args = create(email, role);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = test.run_with(&args, password, &[]);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(output.stdout.is_empty());
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // Without --password-stdin and without the variable.
+    let output = test.run_with(
+        &[
+            "users",
+            "create",
+            "--email",
+            "new@example.com",
+            "--name",
+            "New",
+        ],
+        "",
+        &[],
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("VELLUM_ADMIN_PASSWORD"), "{stderr}");
+    // Nothing but the first account exists.
+    let db = test.connect().await;
+    assert!(
+        vellum_storage::accounts::credentials_by_email(&db, "new@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }

@@ -5,6 +5,10 @@
 //! are stored first, into the `covers` folder the manifest also declares (apply matches folders
 //! by parent and name), and their ids are written into the seed articles' `cover` before the
 //! manifest is applied. `fixtures/demo.json` on its own stays a valid manifest without covers.
+//!
+//! The demo also has an admin account ([`admin`]): `admin@vellum.test`, super-admin, with a
+//! random password printed once, created through the same use case as `vellum-admin users
+//! create`.
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
@@ -37,6 +41,34 @@ const IMAGES: [(&str, &str, &[u8]); 3] = [
         include_bytes!("../../../fixtures/images/draft.jpg"),
     ),
 ];
+
+/// The demo admin's email.
+pub const ADMIN_EMAIL: &str = "admin@vellum.test";
+
+/// Creates the demo admin (super-admin, verified, a random password) unless an account with
+/// its email exists; answers the password when it created one.
+pub async fn admin(db: &Database) -> Result<Option<String>, ServerError> {
+    if vellum_storage::accounts::credentials_by_email(db, ADMIN_EMAIL)
+        .await?
+        .is_some()
+    {
+        return Ok(None);
+    }
+    let password = vellum_app::users::generate_password().map_err(ServerError::DemoAdmin)?;
+    let hasher =
+        vellum_app::identity::password::PasswordHasher::new(1).map_err(ServerError::DemoAdmin)?;
+    let body = serde_json::json!({
+        "name": "Demo admin",
+        "email": ADMIN_EMAIL,
+        "password": password,
+        "roles": ["super-admin"],
+        "email_verified": true,
+    });
+    vellum_app::users::create_as_operator(db, &hasher, &body)
+        .await
+        .map_err(ServerError::DemoAdmin)?;
+    Ok(Some(password))
+}
 
 /// Seeds the demo into a database without collections; `None` when it already has some.
 pub async fn seed(
@@ -153,5 +185,31 @@ mod tests {
             seed(&db.conn, &blobs).await.unwrap().is_none(),
             "seeds once"
         );
+    }
+
+    #[tokio::test]
+    async fn the_demo_admin_is_a_verified_super_admin_created_once() {
+        let db = TestDb::new().await.unwrap();
+        vellum_storage::seed::seed_system(&db.conn).await.unwrap();
+        let password = admin(&db.conn).await.unwrap().unwrap();
+        assert_eq!(password.len(), 24);
+        let credentials = vellum_storage::accounts::credentials_by_email(&db.conn, ADMIN_EMAIL)
+            .await
+            .unwrap()
+            .unwrap();
+        let hasher = vellum_app::identity::password::PasswordHasher::new(1).unwrap();
+        assert!(
+            hasher
+                .verify(&password, credentials.password_hash.as_deref())
+                .await
+                .unwrap()
+        );
+        let account = vellum_storage::accounts::account(&db.conn, credentials.user_id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(account.email_verified_at.is_some());
+        assert_eq!(account.roles[0].0, "super-admin");
+        assert!(admin(&db.conn).await.unwrap().is_none(), "created once");
     }
 }

@@ -23,6 +23,8 @@ pub(crate) enum ServerError {
     Demo(#[from] vellum_manifest::ManifestError),
     #[error("the demo manifest is not valid JSON")]
     DemoJson(#[source] serde_json::Error),
+    #[error("the demo admin could not be created")]
+    DemoAdmin(#[source] vellum_app::AppError),
     #[error("could not write to stdout")]
     Output(#[source] std::io::Error),
 }

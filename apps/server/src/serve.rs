@@ -90,22 +90,36 @@ fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: Duration) {
 
 /// Applies the demo project to a database without collections, then prints the demo key (shown
 /// once) and three requests to try. A database that already has collections is left alone.
+/// Then creates the demo admin unless its account exists, and prints its credentials (once).
 async fn demo(
     db: &vellum_storage::Database,
     base_url: &str,
     blobs: &vellum_storage::blob::ObjectBlobStore,
 ) -> Result<(), ServerError> {
     use std::io::Write as _;
-    let Some(report) = crate::demo::seed(db, blobs).await? else {
-        tracing::info!("--demo: the database already has collections; nothing applied");
-        return Ok(());
-    };
-    let key = report.api_keys.values().next().cloned().unwrap_or_default();
     let base = base_url.trim_end_matches('/');
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "Demo project applied. Editor API key (shown once): {key}\n\nTry:\n  curl {base}/api/v1/collections\n  curl '{base}/api/v1/collections/articles/items?locale=de&include=author,files'\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' -d '{{\"data\": {{\"title\": \"Hello\", \"slug\": \"hello\"}}}}' {base}/api/v1/collections/articles/items"
-    )
-    .map_err(ServerError::Output)
+    match crate::demo::seed(db, blobs).await? {
+        Some(report) => {
+            let key = report.api_keys.values().next().cloned().unwrap_or_default();
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "Demo project applied. Editor API key (shown once): {key}\n\nTry:\n  curl {base}/api/v1/collections\n  curl '{base}/api/v1/collections/articles/items?locale=de&include=author,files'\n  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' -d '{{\"data\": {{\"title\": \"Hello\", \"slug\": \"hello\"}}}}' {base}/api/v1/collections/articles/items"
+            )
+            .map_err(ServerError::Output)?;
+        }
+        None => tracing::info!("--demo: the database already has collections; nothing applied"),
+    }
+    // After the key: scripts take the first `ek_…` of the output, and the password (letters
+    // and digits only) can never contain one.
+    if let Some(password) = crate::demo::admin(db).await? {
+        let email = crate::demo::ADMIN_EMAIL;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "\nDemo admin (shown once): {email} / {password}\n  curl -c cookies.txt -H 'Accept: application/json' -H 'Content-Type: application/json' -d '{{\"email\": \"{email}\", \"password\": \"{password}\"}}' {base}/login\n  curl -b cookies.txt -H 'Accept: application/json' {base}/users"
+        )
+        .map_err(ServerError::Output)?;
+    }
+    Ok(())
 }

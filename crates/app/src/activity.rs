@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 use vellum_domain::ValidationErrors;
+use vellum_storage::Database;
 use vellum_storage::activity::{self as store, Activity, ActivityFilter, NewActivity};
 
 use crate::context::AppState;
@@ -67,6 +68,11 @@ impl<'a> Change<'a> {
 /// Records `change` made by `user_id`. A failure to log is itself logged, not returned: the
 /// change has been made and the client must learn that it was.
 pub async fn record(state: &AppState, user_id: Option<i64>, change: Change<'_>) {
+    record_in(state.db(), user_id, change).await;
+}
+
+/// As [`record`], on a database without the rest of the state (`vellum-admin`, the demo).
+pub async fn record_in(db: &Database, user_id: Option<i64>, change: Change<'_>) {
     let mut properties = json!({ "changed": change.changed });
     if let (Json::Object(props), Json::Object(extra)) = (&mut properties, change.extra) {
         props.extend(extra);
@@ -83,7 +89,7 @@ pub async fn record(state: &AppState, user_id: Option<i64>, change: Change<'_>) 
         subject_id,
         properties,
     };
-    if let Err(err) = store::record(state.db(), &entry).await {
+    if let Err(err) = store::record(db, &entry).await {
         tracing::warn!(error = %error_chain(&err), log = change.log, event = change.event, "could not record activity");
     }
 }

@@ -25,11 +25,13 @@ pub mod dashboard;
 mod error;
 pub mod explain;
 pub mod files;
+pub mod groups;
 pub mod health;
 pub mod identity;
 pub mod ingest;
 pub mod input;
 pub mod items;
+pub mod listing;
 mod nul;
 pub mod paging;
 pub mod permissions;
@@ -42,6 +44,7 @@ pub mod roles;
 mod snapshot;
 pub mod telemetry;
 pub mod transforms;
+pub mod users;
 
 pub use actor::Actor;
 pub use app_config::{

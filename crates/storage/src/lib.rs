@@ -29,6 +29,7 @@ pub mod groups;
 pub mod items;
 pub mod keys;
 pub mod links;
+pub mod listing;
 pub mod model;
 pub mod permissions;
 mod pool;

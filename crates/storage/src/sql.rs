@@ -231,6 +231,21 @@ pub(crate) async fn row_exists<C: ConnectionTrait>(
     Ok(sql.one_as::<IdRow, _>(db).await?.is_some())
 }
 
+/// `%term%` for `LIKE … ESCAPE '\'`, with the term's own wildcards escaped so a search for
+/// `50%` finds that text and not everything starting with `50`.
+pub(crate) fn like_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for c in term.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 /// Ids the caller hands in are i64; the columns are 32-bit. An id outside that range cannot
 /// exist, so it maps to "not found" instead of an overflow error from the database.
 pub(crate) fn id_param(id: i64) -> Option<i32> {

@@ -615,3 +615,121 @@ async fn users_groups_and_roles() {
         StorageError::Conflict { .. }
     ));
 }
+
+/// Two administrators deleting the last two super-admins at the same moment: the access writes
+/// take turns, so the second sees the first's delete and is refused (on PostgreSQL under READ
+/// COMMITTED this needs the advisory lock).
+#[tokio::test]
+async fn concurrent_deletes_keep_one_super_admin() {
+    let db = seeded().await;
+    let mut ids = Vec::new();
+    for name in ["One", "Two"] {
+        let user = users::create_user(&db.conn, name, None).await.unwrap();
+        users::assign_role(&db.conn, user.id, "super-admin")
+            .await
+            .unwrap();
+        ids.push(user.id);
+    }
+    for _ in 0..5 {
+        let (a, b) = tokio::join!(
+            users::soft_delete_user(&db.conn, ids[0]),
+            users::soft_delete_user(&db.conn, ids[1])
+        );
+        let refused: Vec<_> = [&a, &b]
+            .into_iter()
+            .filter(|r| matches!(r, Err(StorageError::Conflict { field, .. }) if field == "user"))
+            .collect();
+        assert_eq!(refused.len(), 1, "{a:?} {b:?}");
+        assert_eq!(
+            count(
+                &db.conn,
+                "SELECT COUNT(*) FROM users WHERE deleted_at IS NULL"
+            )
+            .await,
+            1
+        );
+        for id in &ids {
+            users::restore_user(&db.conn, *id).await.unwrap();
+        }
+    }
+}
+
+/// A user's list entry, with its direct roles and groups; search and trash.
+#[tokio::test]
+async fn users_list_with_their_roles_and_groups() {
+    use vellum_storage::listing::{ListQuery, Trashed};
+    let db = seeded().await;
+    let group = groups::create_group(&db.conn, "staff").await.unwrap();
+    let id = users::insert_user(
+        &db.conn,
+        &users::NewUser {
+            name: "Ada",
+            email: "Ada@Example.com",
+            password_hash: None,
+            email_verified_at: None,
+            roles: &["reader".to_owned(), "admin".to_owned()],
+            group_ids: &[group.id],
+        },
+    )
+    .await
+    .unwrap();
+    let user = users::find_user(&db.conn, id).await.unwrap().unwrap();
+    assert_eq!(user.roles, ["admin", "reader"]);
+    assert_eq!(
+        user.groups,
+        [users::GroupRef {
+            id: group.id,
+            name: "staff".to_owned()
+        }]
+    );
+    // The same email in another case, `public`, an unknown group: refused, nothing written.
+    for (email, roles, groups, field) in [
+        ("ada@example.COM", vec![], vec![], "email"),
+        ("b@example.com", vec!["public".to_owned()], vec![], "roles"),
+        ("b@example.com", vec![], vec![999_999], "group_ids"),
+    ] {
+        let err = users::insert_user(
+            &db.conn,
+            &users::NewUser {
+                name: "B",
+                email,
+                password_hash: None,
+                email_verified_at: None,
+                roles: &roles,
+                group_ids: &groups,
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&err, StorageError::Conflict { field: f, .. } if f == field),
+            "{err:?}"
+        );
+    }
+    let query = |search: Option<&str>, trashed| ListQuery {
+        search: search.map(str::to_owned),
+        trashed,
+        page: 1,
+        per_page: 10,
+    };
+    let page = users::list_users(&db.conn, &query(Some("EXAMPLE"), Trashed::Without))
+        .await
+        .unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(page.items, [user]);
+    users::soft_delete_user(&db.conn, id).await.unwrap();
+    assert_eq!(
+        users::list_users(&db.conn, &query(None, Trashed::Without))
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+    assert_eq!(
+        users::list_users(&db.conn, &query(None, Trashed::Only))
+            .await
+            .unwrap()
+            .total,
+        1
+    );
+}

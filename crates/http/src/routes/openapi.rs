@@ -102,6 +102,24 @@ pub async fn serve() -> HttpResponse {
         super::api_keys::revoke,
         super::settings::show,
         super::settings::update,
+        super::users::list,
+        super::users::create_form,
+        super::users::create,
+        super::users::show,
+        super::users::edit_form,
+        super::users::update,
+        super::users::delete,
+        super::users::restore,
+        super::users::force_delete,
+        super::groups::list,
+        super::groups::create_form,
+        super::groups::create,
+        super::groups::show,
+        super::groups::edit_form,
+        super::groups::update,
+        super::groups::delete,
+        super::groups::restore,
+        super::groups::force_delete,
     ),
     components(
         schemas(
@@ -126,6 +144,12 @@ pub async fn serve() -> HttpResponse {
             access::ProjectSettingsEnvelope, access::ProjectSettingsUpdate, access::Dashboard,
             access::DashboardEnvelope, access::ActivityUser, access::Activity,
             access::ActivityPage,
+            users::GroupRef, users::UserResource, users::UserEnvelope, users::UserPage,
+            users::UserForm, users::UserFormEnvelope, users::UserEdit, users::UserEditEnvelope,
+            users::CreateUserRequest, users::UpdateUserRequest, users::GroupMember,
+            users::GroupResource, users::GroupEnvelope, users::GroupPage, users::GroupForm,
+            users::GroupFormEnvelope, users::GroupEdit, users::GroupEditEnvelope,
+            users::CreateGroupRequest, users::UpdateGroupRequest,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -145,6 +169,8 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: API keys", description = "Admin app: API keys (the secret is shown once, on create)"),
         (name = "admin: settings", description = "Admin app: the project settings"),
         (name = "admin: activity log", description = "Admin app: who changed what, when (changed keys, never values of secrets)"),
+        (name = "admin: users", description = "Admin app: users, their roles and groups, soft delete, restore and force delete (site root, session cookie)"),
+        (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
     )
 )]
 pub struct ApiDoc;
@@ -214,7 +240,7 @@ mod tests {
             .filter(|(key, _)| methods.contains(&key.as_str()))
             .map(|(_, op)| op)
             .collect();
-        assert_eq!(operations.len(), 42);
+        assert_eq!(operations.len(), 60);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -225,7 +251,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 42, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 60, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

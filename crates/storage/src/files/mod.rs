@@ -38,7 +38,7 @@ use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent,
 
 mod transforms;
 mod tree;
-use crate::sql::{Sql, begin_write, id_param, now};
+use crate::sql::{Sql, begin_write, id_param, like_pattern, now};
 pub use transforms::{
     DerivativeCap, NewTransform, RecordedTransform, StoredTransform, TOUCH_INTERVAL,
     TransformEntry, delete_transforms, find_transform, list_transforms, record_transform,
@@ -723,21 +723,6 @@ async fn reread<C: ConnectionTrait>(txn: &C, id: i64) -> Result<StoredFile, Stor
     get_file(txn, id)
         .await?
         .ok_or_else(|| StorageError::corrupt("a file just written cannot be read back"))
-}
-
-/// `%term%` for `LIKE … ESCAPE '\'`, with the term's own wildcards escaped so a search for
-/// `50%` finds that text and not everything starting with `50`.
-fn like_pattern(term: &str) -> String {
-    let mut pattern = String::with_capacity(term.len() + 2);
-    pattern.push('%');
-    for c in term.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
 }
 
 fn visibility(raw: &str) -> Result<Visibility, StorageError> {

@@ -4,12 +4,14 @@
 
 mod access_support;
 mod api_keys;
+mod groups;
 mod permissions;
 mod roles;
 mod sessions;
 mod settings;
 mod signin;
 mod smtp;
+mod users;
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;

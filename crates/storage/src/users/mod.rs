@@ -1,5 +1,21 @@
-//! The minimal users the access model needs: their only job in Vellum's API is to hold roles
-//! (directly or through [`crate::groups`]) and to appear as `MiniUser` in `include=users`.
+//! Users: in Vellum's API their only job is to hold roles (directly or through
+//! [`crate::groups`]) and to appear as `MiniUser` in `include=users`; the admin app lists, creates,
+//! edits, deletes and restores them ([`list_users`], [`insert_user`], [`update_user`], …).
+//!
+//! Every write of users, groups and their roles keeps the rules of `guard`: writes of access take
+//! turns, and the last super-admin cannot be taken away.
+
+mod admin;
+pub(crate) mod guard;
+pub(crate) mod links;
+
+pub use admin::{
+    EMAIL_TAKEN, GroupRef, NewUser, UserChanges, UserRecord, email_in_use, find_user,
+    force_delete_user, insert_user, list_users, restore_user, soft_delete_user, update_user,
+    user_options,
+};
+pub use guard::LAST_SUPER_ADMIN;
+pub use links::MAX_LINKS;
 
 use sea_orm::{ConnectionTrait, FromQueryResult};
 use tracing::instrument;
@@ -79,11 +95,7 @@ pub async fn users_by_ids<C: ConnectionTrait>(
         .all_as::<UserRow, _>(db)
         .await?
         .into_iter()
-        .map(|row| MiniUser {
-            id: i64::from(row.id),
-            name: row.name,
-            email: row.email,
-        })
+        .map(MiniUser::from)
         .collect())
 }
 
@@ -93,6 +105,28 @@ struct UserRow {
     name: String,
     email: Option<String>,
 }
+
+impl From<UserRow> for MiniUser {
+    fn from(row: UserRow) -> Self {
+        Self {
+            id: i64::from(row.id),
+            name: row.name,
+            email: row.email,
+        }
+    }
+}
+/// The ids among `ids` (at most [`MAX_LINKS`] looked at) that name no user, deleted or not.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(count = ids.len()))]
+pub async fn unknown_user_ids<C: ConnectionTrait>(
+    db: &C,
+    ids: &[i64],
+) -> Result<Vec<i64>, StorageError> {
+    links::unknown_ids(db, "users", ids).await
+}
+
 /// Gives a user a role directly. Assigning a role the user already has changes nothing.
 ///
 /// # Errors
