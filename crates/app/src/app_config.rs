@@ -54,7 +54,7 @@ pub struct AppConfig {
     /// The data-segment limit (`RLIMIT_DATA`) of each worker process, in bytes.
     pub transform_worker_memory: u64,
     /// Sessions, password hashing and mail of the admin app.
-    pub identity: crate::identity::IdentityConfig,
+    pub identity: IdentityConfig,
 }
 
 /// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
@@ -71,6 +71,49 @@ pub const DEFAULT_BODY_READ_TIMEOUT_SECS: u64 = 30;
 /// The default transform memory budget: two transforms of the largest image the default pixel
 /// limit admits (50 MP: about 200 MiB decoded each) fit at once, or about ten 12 MP photos.
 pub const DEFAULT_TRANSFORM_MEMORY: u64 = 512 * 1024 * 1024;
+
+/// How sessions and mail behave (the binaries fill it from `VELLUM_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityConfig {
+    /// A session unused this long ends (default 2 hours).
+    pub session_idle: Duration,
+    /// A session ends this long after sign-in whatever its use (default 7 days).
+    pub session_lifetime: Duration,
+    /// `smtp://…` or `smtps://…`; `None` writes mails to the log (development).
+    pub smtp_url: Option<String>,
+    pub mail_from: String,
+    /// Password hashes computed at once (default: the cores).
+    pub hashing_concurrency: usize,
+    /// Sign-in failures in a row per account before 429 (default 5).
+    pub account_attempts: u32,
+    /// Sign-in failures per client address before 429 (default 30).
+    pub address_attempts: u32,
+}
+
+/// Two hours, the admin contract's idle expiry.
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 2 * 60 * 60;
+/// Seven days, the admin contract's absolute expiry.
+pub const DEFAULT_SESSION_LIFETIME_SECS: u64 = 7 * 24 * 60 * 60;
+pub const DEFAULT_MAIL_FROM: &str = "Vellum <vellum@localhost>";
+
+impl Default for IdentityConfig {
+    fn default() -> Self {
+        Self {
+            session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
+            session_lifetime: Duration::from_secs(DEFAULT_SESSION_LIFETIME_SECS),
+            smtp_url: None,
+            mail_from: DEFAULT_MAIL_FROM.to_owned(),
+            hashing_concurrency: cores(),
+            account_attempts: DEFAULT_SIGNIN_ACCOUNT_ATTEMPTS,
+            address_attempts: DEFAULT_SIGNIN_ADDRESS_ATTEMPTS,
+        }
+    }
+}
+
+/// Sign-in failures in a row per account before 429, by default; `VELLUM_SIGNIN_ACCOUNT_ATTEMPTS`.
+pub const DEFAULT_SIGNIN_ACCOUNT_ATTEMPTS: u32 = 5;
+/// Sign-in failures per client address before 429, by default; `VELLUM_SIGNIN_ADDRESS_ATTEMPTS`.
+pub const DEFAULT_SIGNIN_ADDRESS_ATTEMPTS: u32 = 30;
 
 /// The number of cores, the default transform concurrency.
 #[must_use]
@@ -98,7 +141,7 @@ impl Default for AppConfig {
             transform_workers: 0,
             transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
             derivative_cap: DerivativeCap::DEFAULT,
-            identity: crate::identity::IdentityConfig::default(),
+            identity: IdentityConfig::default(),
         }
     }
 }

@@ -179,11 +179,11 @@ impl HttpArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct AdminArgs {
     /// Seconds a signed-in session may go unused before it ends.
-    #[arg(long, env = "VELLUM_SESSION_IDLE_TIMEOUT", default_value_t = crate::identity::DEFAULT_SESSION_IDLE_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "VELLUM_SESSION_IDLE_TIMEOUT", default_value_t = crate::app_config::DEFAULT_SESSION_IDLE_SECS, value_parser = clap::value_parser!(u64).range(1..))]
     pub session_idle_timeout: u64,
 
     /// Seconds a session lasts after sign-in however much it is used.
-    #[arg(long, env = "VELLUM_SESSION_LIFETIME", default_value_t = crate::identity::DEFAULT_SESSION_LIFETIME_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "VELLUM_SESSION_LIFETIME", default_value_t = crate::app_config::DEFAULT_SESSION_LIFETIME_SECS, value_parser = clap::value_parser!(u64).range(1..))]
     pub session_lifetime: u64,
 
     /// SMTP server for sign-in codes (`smtp://host:port`, `smtps://user:pass@host`); unset, mails
@@ -192,30 +192,30 @@ pub struct AdminArgs {
     pub smtp_url: Option<String>,
 
     /// The sender of those mails.
-    #[arg(long, env = "VELLUM_MAIL_FROM", default_value = crate::identity::DEFAULT_MAIL_FROM)]
+    #[arg(long, env = "VELLUM_MAIL_FROM", default_value = crate::app_config::DEFAULT_MAIL_FROM)]
     pub mail_from: String,
 
     /// Sign-in failures in a row for one account (within 15 minutes) before 429.
-    #[arg(long, env = "VELLUM_SIGNIN_ACCOUNT_ATTEMPTS", default_value_t = crate::identity::throttle::ACCOUNT_LIMIT.max, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "VELLUM_SIGNIN_ACCOUNT_ATTEMPTS", default_value_t = crate::app_config::DEFAULT_SIGNIN_ACCOUNT_ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..))]
     pub signin_account_attempts: u32,
 
     /// Sign-in failures from one client address (within 15 minutes) before 429.
-    #[arg(long, env = "VELLUM_SIGNIN_ADDRESS_ATTEMPTS", default_value_t = crate::identity::throttle::IP_LIMIT.max, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "VELLUM_SIGNIN_ADDRESS_ATTEMPTS", default_value_t = crate::app_config::DEFAULT_SIGNIN_ADDRESS_ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..))]
     pub signin_address_attempts: u32,
 }
 
 impl AdminArgs {
     /// The identity services' configuration.
     #[must_use]
-    pub fn identity(&self) -> crate::identity::IdentityConfig {
-        crate::identity::IdentityConfig {
+    pub fn identity(&self) -> crate::app_config::IdentityConfig {
+        crate::app_config::IdentityConfig {
             session_idle: std::time::Duration::from_secs(self.session_idle_timeout),
             session_lifetime: std::time::Duration::from_secs(self.session_lifetime),
             smtp_url: self.smtp_url.clone(),
             mail_from: self.mail_from.clone(),
             account_attempts: self.signin_account_attempts,
             address_attempts: self.signin_address_attempts,
-            ..crate::identity::IdentityConfig::default()
+            ..crate::app_config::IdentityConfig::default()
         }
     }
 }

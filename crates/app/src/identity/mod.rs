@@ -21,43 +21,9 @@ use password::PasswordHasher;
 use sessions::{DbSessions, RedisSessions, SessionStore};
 use throttle::Throttle;
 
-/// How sessions and mail behave (the binaries fill it from `VELLUM_*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdentityConfig {
-    /// A session unused this long ends (default 2 hours).
-    pub session_idle: Duration,
-    /// A session ends this long after sign-in whatever its use (default 7 days).
-    pub session_lifetime: Duration,
-    /// `smtp://…` or `smtps://…`; `None` writes mails to the log (development).
-    pub smtp_url: Option<String>,
-    pub mail_from: String,
-    /// Password hashes computed at once (default: the cores).
-    pub hashing_concurrency: usize,
-    /// Sign-in failures in a row per account before 429 (default 5).
-    pub account_attempts: u32,
-    /// Sign-in failures per client address before 429 (default 30).
-    pub address_attempts: u32,
-}
-
-/// Two hours, the admin contract's idle expiry.
-pub const DEFAULT_SESSION_IDLE_SECS: u64 = 2 * 60 * 60;
-/// Seven days, the admin contract's absolute expiry.
-pub const DEFAULT_SESSION_LIFETIME_SECS: u64 = 7 * 24 * 60 * 60;
-pub const DEFAULT_MAIL_FROM: &str = "Vellum <vellum@localhost>";
-
-impl Default for IdentityConfig {
-    fn default() -> Self {
-        Self {
-            session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
-            session_lifetime: Duration::from_secs(DEFAULT_SESSION_LIFETIME_SECS),
-            smtp_url: None,
-            mail_from: DEFAULT_MAIL_FROM.to_owned(),
-            hashing_concurrency: crate::cores(),
-            account_attempts: throttle::ACCOUNT_LIMIT.max,
-            address_attempts: throttle::IP_LIMIT.max,
-        }
-    }
-}
+pub use crate::app_config::{
+    DEFAULT_MAIL_FROM, DEFAULT_SESSION_IDLE_SECS, DEFAULT_SESSION_LIFETIME_SECS, IdentityConfig,
+};
 
 /// The services, shared by every worker.
 #[derive(Debug, Clone)]

@@ -36,12 +36,12 @@ pub struct Limit {
 
 /// Five failures in a row per account, then 429 until the window ends.
 pub const ACCOUNT_LIMIT: Limit = Limit {
-    max: 5,
+    max: crate::app_config::DEFAULT_SIGNIN_ACCOUNT_ATTEMPTS,
     window: Duration::from_secs(15 * 60),
 };
 /// Failures per client address (one IP trying many accounts).
 pub const IP_LIMIT: Limit = Limit {
-    max: 30,
+    max: crate::app_config::DEFAULT_SIGNIN_ADDRESS_ATTEMPTS,
     window: Duration::from_secs(15 * 60),
 };
 /// Code mails asked per account.
