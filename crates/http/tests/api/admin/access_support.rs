@@ -137,3 +137,20 @@ pub fn error_fields(body: &Value) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// Sends a JSON admin request as `s`: the status and the body (`null` when empty).
+pub async fn send(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    s: &Session,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let res = app.admin(method, path, Some(s), body).await;
+    let json = if res.body.is_empty() {
+        Value::Null
+    } else {
+        res.json()
+    };
+    (res.status.as_u16(), json)
+}

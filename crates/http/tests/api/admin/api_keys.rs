@@ -11,26 +11,12 @@ use vellum_http::{AppState, Backends, HttpConfig};
 use vellum_storage::blob::ObjectBlobStore;
 
 use super::Session;
-use super::access_support::{Route, assert_allowed, assert_denied, error_fields, signed_in_with};
+use super::access_support::{
+    Route, assert_allowed, assert_denied, error_fields, send, signed_in_with,
+};
 use crate::support::{BASE_URL, REDIS_ENV, Response, TestApp, blog, send_to};
 
 const ARTICLES: &str = "/api/v1/collections/articles/items";
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    s: &Session,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let res = app.admin(method, path, Some(s), body).await;
-    let json = if res.body.is_empty() {
-        Value::Null
-    } else {
-        res.json()
-    };
-    (res.status.as_u16(), json)
-}
 
 async fn get_with(state: &AppState, secret: &str, path: &str) -> Response {
     send_to(

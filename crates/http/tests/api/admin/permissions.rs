@@ -5,27 +5,10 @@ use actix_web::http::Method;
 use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};
 
-use super::Session;
 use super::access_support::{
-    Route, assert_allowed, assert_denied, error_fields, permission_id, signed_in_with,
+    Route, assert_allowed, assert_denied, error_fields, permission_id, send, signed_in_with,
 };
 use crate::support::TestApp;
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    s: &Session,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let res = app.admin(method, path, Some(s), body).await;
-    let json = if res.body.is_empty() {
-        Value::Null
-    } else {
-        res.json()
-    };
-    (res.status.as_u16(), json)
-}
 
 #[actix_web::test]
 async fn every_permissions_route_is_allowed_with_its_permission_and_denied_without() {

@@ -5,29 +5,13 @@ use actix_web::http::Method;
 use serde_json::{Value, json};
 
 use super::access_support::{
-    Route, assert_allowed, assert_denied, error_fields, permission_id, role_id, role_with,
+    Route, assert_allowed, assert_denied, error_fields, permission_id, role_id, role_with, send,
     signed_in_with,
 };
 use super::{Session, create_user};
 use crate::support::{TestApp, blog};
 
 const ARTICLES: &str = "/api/v1/collections/articles/items";
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    s: &Session,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let res = app.admin(method, path, Some(s), body).await;
-    let json = if res.body.is_empty() {
-        Value::Null
-    } else {
-        res.json()
-    };
-    (res.status.as_u16(), json)
-}
 
 #[actix_web::test]
 async fn every_roles_route_is_allowed_with_its_permission_and_denied_without() {

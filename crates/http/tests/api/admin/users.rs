@@ -4,7 +4,6 @@
 //! sessions; the last super-admin kept; the activity log naming keys, never values.
 
 use actix_web::http::Method;
-use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};
 
 use super::{PASSWORD, Session, create_user};
@@ -20,36 +19,9 @@ pub const USER_PERMISSIONS: [&str; 6] = [
     "can-force-delete-users",
 ];
 
-/// Creates role `name` holding exactly `permissions` (no matrices).
-pub async fn role_with(app: &TestApp, name: &str, permissions: &[&str]) {
-    let role = vellum_policy::Role {
-        name: name.to_owned(),
-        ..vellum_policy::Role::default()
-    };
-    vellum_storage::roles::save_role(&app.db.conn, &role)
-        .await
-        .unwrap();
-    if !permissions.is_empty() {
-        let list: Vec<String> = permissions.iter().map(|p| format!("'{p}'")).collect();
-        app.db
-            .conn
-            .execute_unprepared(&format!(
-                "INSERT INTO role_permissions (role_id, permission_id) \
-                 SELECT r.id, p.id FROM roles r, permissions p \
-                 WHERE r.name = '{name}' AND p.name IN ({})",
-                list.join(", ")
-            ))
-            .await
-            .unwrap();
-    }
-    app.state.invalidate().await;
-}
-
-/// A session of a new user holding a new role with exactly `permissions`.
+/// A session of a new user `who@example.com` holding a new role with exactly `permissions`.
 pub async fn session_with(app: &TestApp, who: &str, permissions: &[&str]) -> Session {
-    role_with(app, &format!("role-{who}"), permissions).await;
-    app.signed_in(&format!("{who}@example.com"), &[&format!("role-{who}")])
-        .await
+    super::access_support::signed_in_with(app, &format!("{who}@example.com"), permissions).await
 }
 
 /// `body` with its timestamps (strings) replaced by `"<time>"`, so bodies compare exactly.
