@@ -2,7 +2,7 @@
 //! 45 ms of one core per hash on this project's 2-core reference machine.
 //!
 //! Hashes run on a pool of their own (one thread per core), never on the async workers, which
-//! would stall every other request, and at a lower scheduling priority (nice +10): when the CPU is
+//! would stall every other request, and at a lower scheduling priority (nice +12): when the CPU is
 //! free a sign-in takes one hash's time, and when the API saturates it, sign-ins wait for CPU
 //! rather than taking it from readers (20 sign-ins a second would otherwise take half of two
 //! cores). The queue in front of the pool is bounded, so a burst of sign-ins waits without
@@ -19,9 +19,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::AppError;
 
-/// How much lower than the server's the hashing threads' priority is (Linux `nice`): a nice-10
-/// thread gets about a tenth of a core that a nice-0 worker also wants.
-const HASHING_NICE: i32 = 10;
+/// How much lower than the server's the hashing threads' priority is (Linux `nice`): a nice-12
+/// thread gets about a fifteenth (weights 70 against 1024) of a core that a nice-0 worker also
+/// wants, so 20 sign-ins a second cost a saturated API less than 10 % (`bench/admin.sh`).
+const HASHING_NICE: i32 = 12;
 /// Hashes waiting for a thread; more callers wait to enqueue.
 const QUEUE: usize = 64;
 
