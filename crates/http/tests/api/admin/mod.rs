@@ -18,7 +18,7 @@ use actix_web::test::TestRequest;
 use serde_json::Value;
 use vellum_http::AppState;
 
-use crate::support::{REDIS_ENV, Response, TestApp, send_to};
+use crate::support::{Response, TestApp, send_to};
 
 /// The password every test account gets.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -129,17 +129,19 @@ pub async fn sign_in_at(state: &AppState, email: &str, password: &str) -> Sessio
     }
 }
 
-/// Two more replicas of `app`'s database: sharing one Redis namespace when [`REDIS_ENV`] is set
-/// (sessions and throttles in Redis), otherwise each with in-process caches (sessions in the
-/// shared database).
-pub async fn replicas(app: &TestApp, config: &vellum_http::HttpConfig) -> (AppState, AppState) {
+/// Two more replicas of `app`'s database: sharing one Redis namespace when `redis` names a
+/// server (sessions and throttles in Redis), otherwise each with in-process caches (sessions in
+/// the shared database).
+pub async fn replicas(
+    app: &TestApp,
+    config: &vellum_http::HttpConfig,
+    redis: Option<&str>,
+) -> (AppState, AppState) {
     use std::sync::Arc;
     use vellum_http::Backends;
     use vellum_http::cache::RedisBackend;
     let namespace = format!("vellum-test-{}:", uuid::Uuid::new_v4());
-    let redis_url = std::env::var(REDIS_ENV)
-        .ok()
-        .filter(|u| !u.trim().is_empty());
+    let redis_url = redis.map(str::to_owned);
     let mut config = config.clone();
     config.base_url = crate::support::BASE_URL.to_owned();
     let make = || async {

@@ -113,18 +113,29 @@ async fn idle_and_absolute_expiry() {
     );
 }
 
+/// Two replicas with their sessions in the shared database, and (when a Redis server is given)
+/// two sharing Redis: both kinds run whatever the environment.
 #[actix_web::test]
 async fn sessions_work_on_every_replica_and_sign_out_everywhere_reaches_them_all() {
+    replicas_share_sessions(None).await;
+    if let Ok(url) = std::env::var(crate::support::REDIS_ENV)
+        && !url.trim().is_empty()
+    {
+        replicas_share_sessions(Some(url.trim())).await;
+    }
+}
+
+async fn replicas_share_sessions(redis: Option<&str>) {
     let app = TestApp::new(json!({})).await;
     create_user(&app.state, "ada@example.com", "Ada", &["admin"]).await;
     // Replicas share the epoch only through Redis; without it each learns of an ended session
     // within its snapshot's lifetime (as of every project change), shortened here.
-    let shared = std::env::var(crate::support::REDIS_ENV).is_ok_and(|u| !u.trim().is_empty());
+    let shared = redis.is_some();
     let config = HttpConfig {
         snapshot_ttl: Duration::from_millis(300),
         ..HttpConfig::default()
     };
-    let (a, b) = replicas(&app, &config).await;
+    let (a, b) = replicas(&app, &config, redis).await;
     let on_a = sign_in_at(&a, "ada@example.com", PASSWORD).await;
     let on_b = sign_in_at(&b, "ada@example.com", PASSWORD).await;
     let third = sign_in_at(&a, "ada@example.com", PASSWORD).await;
