@@ -89,15 +89,23 @@ list="$base/api/v1/collections/articles/items?per_page=15"
 run warm -z 2s -c "$connections" "$list"
 run list-alone -z "${seconds}s" -c "$connections" "$list"
 signin_args=(-m POST -T application/json -d "$(login_body "$email" "$password")")
-# The account was just locked by (5): sign in as a second account.
-printf '%s' "$password" | "$bin/vellum-admin" users create --email "load@vellum.test" --name Load \
-  --role reader --password-stdin >/dev/null
-load_args=(-m POST -T application/json -d "$(login_body load@vellum.test "$password")")
-run signins-beside -z "$((seconds + 2))s" -q 20 -c 8 "${load_args[@]}" "$base/login" &
-beside=$!
+# The account was just locked by (5); and one account signing in many times at once would meet
+# its own throttle (attempts in flight count until they succeed): four accounts, 5/s each.
+beside=()
+for n in 1 2 3 4; do
+  printf '%s' "$password" | "$bin/vellum-admin" users create --email "load$n@vellum.test" \
+    --name "Load $n" --role reader --password-stdin >/dev/null
+  run "signins-beside-$n" -z "$((seconds + 2))s" -q 5 -c 4 -m POST -T application/json \
+    -d "$(login_body "load$n@vellum.test" "$password")" "$base/login" &
+  beside+=($!)
+done
 sleep 1
 run list-with-signins -z "${seconds}s" -c "$connections" "$list"
-wait "$beside"
+wait "${beside[@]}"
+# Alone again: this machine's run-to-run noise is large, so "alone" is the mean of the runs
+# before and after.
+sleep 1
+run list-alone-after -z "${seconds}s" -c "$connections" "$list"
 stop
 
 # 1 to 3, with the throttle raised and the response cache off.
@@ -134,10 +142,16 @@ row("password sign-in at 10/s (p50 / p99)", f"{p50:.1f} / {p99:.1f} ms {codes('s
 u, w = pct("unknown", "p50"), pct("wrong", "p50")
 diff = abs(u - w) / max(u, w)
 row("sign-in p50: unknown email vs wrong password", f"{u:.1f} vs {w:.1f} ms ({diff:.1%})", "< 10 % apart", diff < 0.10 and set(codes("unknown")) == {"422"} == set(codes("wrong")))
-a, b = rps("list-alone"), rps("list-with-signins")
+a, b = (rps("list-alone") + rps("list-alone-after")) / 2, rps("list-with-signins")
 loss = 1 - b / a
-bp50, bp99 = pct("signins-beside", "p50"), pct("signins-beside", "p99")
-row("cached list alone vs beside 20 sign-ins/s (req/s)", f"{a:,.0f} vs {b:,.0f} ({loss:+.1%} lost); sign-ins beside: p50 {bp50:.0f} ms, p99 {bp99:.0f} ms {codes('signins-beside')}", "< 10 % lost", loss < 0.10)
+beside = [f"signins-beside-{n}" for n in range(1, 5)]
+served = sum(int(codes(name).get("200", 0)) for name in beside)
+others = {k: v for name in beside for k, v in codes(name).items() if k != "200"}
+span = max(load(name)["summary"]["total"] for name in beside)
+bp50 = max(pct(name, "p50") for name in beside)
+row("cached list alone (mean of before and after) vs beside 20 sign-ins/s offered (req/s)",
+    f"{a:,.0f} vs {b:,.0f} ({loss:.1%} lost); sign-ins served {served / span:.1f}/s, p50 {bp50:.0f} ms{', other answers ' + str(others) if others else ''}",
+    "< 10 % lost", loss < 0.10)
 statuses = [(work / f"fail{i}.status").read_text().strip() for i in range(1, 7)]
 retry = [l.split(":", 1)[1].strip() for l in (work / "fail6.headers").read_text().splitlines() if l.lower().startswith("retry-after:")]
 row("6 failed sign-ins in a row for one account", " ".join(statuses) + (f", Retry-After: {retry[0]}" if retry else ""), "6th: 429 with Retry-After", statuses == ["422"] * 5 + ["429"] and bool(retry))
