@@ -778,11 +778,11 @@ async fn a_change_bumps_the_servers_redis_epoch() {
         "keys",
         "create",
         "--role",
-        "public",
+        "reader",
         "--name",
         "k",
     ]);
-    assert!(output.status.success());
+    assert!(output.status.success(), "{output:?}");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(!stderr.contains("warning"), "{stderr}");
     assert!(servers.current().await > before);
