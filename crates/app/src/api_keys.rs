@@ -128,6 +128,9 @@ pub async fn create(
     body: &Json,
 ) -> Result<CreatedKeyResource, AppError> {
     principal.require("can-manage-api-keys")?;
+    principal.require_super_admin_if(
+        body.get(field::ROLE).and_then(Json::as_str) == Some(crate::principal::SUPER_ADMIN),
+    )?;
     crate::nul::refuse_in_body(body)?;
     let mut input = Input::new(body)?;
     let name = input.required_str(field::NAME, MAX_NAME);

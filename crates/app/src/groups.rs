@@ -19,7 +19,7 @@ use crate::error::AppError;
 use crate::input::Input;
 use crate::items::PageMeta;
 use crate::listing::{PICKER_LIMIT, parse, parse_id};
-use crate::principal::Principal;
+use crate::principal::{Principal, SUPER_ADMIN, names_super_admin};
 use crate::users::{assignable_roles, given, read_ids, read_roles};
 
 /// A member as a group shows it.
@@ -217,6 +217,7 @@ pub async fn create(
     body: &Json,
 ) -> Result<GroupResource, AppError> {
     principal.require("can-create-groups")?;
+    principal.require_super_admin_if(names_super_admin(body))?;
     let db = state.db();
     let mut input = Input::new(body)?;
     let name = read_name(db, &mut input, None).await?;
@@ -267,6 +268,9 @@ pub async fn update(
     principal.require("can-edit-groups")?;
     let db = state.db();
     let group = live_group(db, parse_id(id)?).await?;
+    principal.require_super_admin_if(
+        group.roles.iter().any(|r| r == SUPER_ADMIN) || names_super_admin(body),
+    )?;
     let mut input = Input::new(body)?;
     let name = if input.has("name") {
         read_name(db, &mut input, Some(group.id)).await?
@@ -329,6 +333,7 @@ pub async fn update(
 pub async fn delete(state: &AppState, principal: &Principal, id: &str) -> Result<(), AppError> {
     principal.require("can-delete-groups")?;
     let id = parse_id(id)?;
+    principal.require_super_admin_if(group_holds_super_admin(state.db(), id).await?)?;
     stored::soft_delete_group(state.db(), id).await?;
     activity::record(
         state,
@@ -354,6 +359,7 @@ pub async fn restore(
 ) -> Result<GroupResource, AppError> {
     principal.require("can-restore-groups")?;
     let id = parse_id(id)?;
+    principal.require_super_admin_if(group_holds_super_admin(state.db(), id).await?)?;
     if stored::restore_group(state.db(), id).await? {
         activity::record(
             state,
@@ -383,6 +389,7 @@ pub async fn force_delete(
 ) -> Result<(), AppError> {
     principal.require("can-force-delete-groups")?;
     let id = parse_id(id)?;
+    principal.require_super_admin_if(group_holds_super_admin(state.db(), id).await?)?;
     stored::force_delete_group(state.db(), id).await?;
     activity::record(
         state,
@@ -392,4 +399,9 @@ pub async fn force_delete(
     .await;
     state.invalidate().await;
     Ok(())
+}
+
+/// Whether group `id` holds `super-admin` (deleted or not).
+async fn group_holds_super_admin(db: &Database, id: i64) -> Result<bool, AppError> {
+    Ok(vellum_storage::groups::any_holds_role(db, &[id], SUPER_ADMIN).await?)
 }

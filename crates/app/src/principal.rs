@@ -11,6 +11,9 @@ use vellum_storage::accounts::Account;
 
 use crate::error::AppError;
 
+/// The role that passes every check.
+pub const SUPER_ADMIN: &str = "super-admin";
+
 /// An account with the permissions its roles give. Remembered per snapshot: every change of
 /// users, groups, roles or permissions through the admin app moves the epoch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +65,23 @@ impl Principal {
         }
     }
 
+    /// Passes when the user is `super-admin` or `touches` is false: only a super-admin may grant
+    /// `super-admin` (a role, a group holding it, a key bound to it) or change, delete or restore
+    /// an account or group that holds it. Without this, any `can-edit-users` holder could set a
+    /// super-admin's password, or give itself the role, and so reach every permission.
+    ///
+    /// # Errors
+    /// [`AppError::Forbidden`] with the rule (for the log).
+    pub fn require_super_admin_if(&self, touches: bool) -> Result<(), AppError> {
+        if !touches || self.access.permissions.is_super_admin() {
+            return Ok(());
+        }
+        Err(AppError::Forbidden(vellum_policy::Reason::RoleRule {
+            role: SUPER_ADMIN.to_owned(),
+            rule: "only a super-admin may grant super-admin or change what holds it",
+        }))
+    }
+
     /// Whether the user holds `permission`.
     #[must_use]
     pub fn may(&self, permission: &'static str) -> bool {
@@ -100,4 +120,28 @@ impl AccountResource {
             permissions: access.permissions.names(),
         }
     }
+}
+
+/// Whether a request body's `roles` (an array of names) names `super-admin`.
+#[must_use]
+pub fn names_super_admin(body: &serde_json::Value) -> bool {
+    body.get("roles")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|roles| roles.iter().any(|r| r.as_str() == Some(SUPER_ADMIN)))
+}
+
+/// The ids of a body's array field (`group_ids`), positive integers only (the rest is the
+/// validator's business).
+#[must_use]
+pub fn body_ids(body: &serde_json::Value, field: &str) -> Vec<i64> {
+    body.get(field)
+        .and_then(serde_json::Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(serde_json::Value::as_i64)
+                .filter(|id| *id > 0)
+                .take(1000)
+                .collect()
+        })
+        .unwrap_or_default()
 }

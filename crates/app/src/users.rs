@@ -29,7 +29,7 @@ use crate::identity::password::PasswordHasher;
 use crate::input::Input;
 use crate::items::PageMeta;
 use crate::listing::{PICKER_LIMIT, parse, parse_id};
-use crate::principal::Principal;
+use crate::principal::{Principal, SUPER_ADMIN, body_ids, names_super_admin};
 
 /// A group as a user's memberships show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -374,6 +374,7 @@ pub async fn create(
     body: &Json,
 ) -> Result<UserResource, AppError> {
     principal.require("can-create-users")?;
+    principal.require_super_admin_if(grants_super_admin(state.db(), body).await?)?;
     let user = insert(state.db(), &state.identity().hasher, body).await?;
     activity::record(
         state,
@@ -470,6 +471,9 @@ pub async fn update(
     principal.require("can-edit-users")?;
     let db = state.db();
     let user = live_user(db, parse_id(id)?).await?;
+    principal.require_super_admin_if(
+        holds_super_admin(db, user.id).await? || grants_super_admin(db, body).await?,
+    )?;
     let mut input = Input::new(body)?;
     let name = if input.has("name") {
         read_name(&mut input)
@@ -539,6 +543,7 @@ pub async fn delete(state: &AppState, principal: &Principal, id: &str) -> Result
     principal.require("can-delete-users")?;
     let id = parse_id(id)?;
     not_self(principal, id)?;
+    principal.require_super_admin_if(holds_super_admin(state.db(), id).await?)?;
     stored::soft_delete_user(state.db(), id).await?;
     crate::accounts::end_user_sessions(state, id).await?;
     activity::record(
@@ -565,6 +570,7 @@ pub async fn restore(
 ) -> Result<UserResource, AppError> {
     principal.require("can-restore-users")?;
     let id = parse_id(id)?;
+    principal.require_super_admin_if(holds_super_admin(state.db(), id).await?)?;
     if stored::restore_user(state.db(), id).await? {
         activity::record(
             state,
@@ -595,6 +601,7 @@ pub async fn force_delete(
     principal.require("can-force-delete-users")?;
     let id = parse_id(id)?;
     not_self(principal, id)?;
+    principal.require_super_admin_if(holds_super_admin(state.db(), id).await?)?;
     stored::force_delete_user(state.db(), id).await?;
     // The database's sessions went with the row; a shared store (Redis) forgets them here.
     crate::accounts::end_user_sessions(state, id).await?;
@@ -606,6 +613,30 @@ pub async fn force_delete(
     .await;
     state.invalidate().await;
     Ok(())
+}
+
+/// Whether user `id` holds `super-admin`, directly or through a group (deleted or not: a restore
+/// would give it back).
+async fn holds_super_admin(db: &Database, id: i64) -> Result<bool, AppError> {
+    let Some(account) = vellum_storage::accounts::account(db, id).await? else {
+        return Ok(false);
+    };
+    if account.roles.iter().any(|(role, _)| role == SUPER_ADMIN) {
+        return Ok(true);
+    }
+    let groups: Vec<i64> = vellum_storage::users::find_user(db, id)
+        .await?
+        .map(|u| u.groups.iter().map(|g| g.id).collect())
+        .unwrap_or_default();
+    Ok(vellum_storage::groups::any_holds_role(db, &groups, SUPER_ADMIN).await?)
+}
+
+/// Whether a create or update body would give `super-admin`: the role itself, or a group that
+/// holds it.
+async fn grants_super_admin(db: &Database, body: &Json) -> Result<bool, AppError> {
+    Ok(names_super_admin(body)
+        || vellum_storage::groups::any_holds_role(db, &body_ids(body, "group_ids"), SUPER_ADMIN)
+            .await?)
 }
 
 /// A random password for a generated account (the demo admin): 24 characters of `[A-Za-z0-9]`

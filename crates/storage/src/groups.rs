@@ -334,6 +334,29 @@ pub async fn unknown_group_ids<C: ConnectionTrait>(
     crate::users::links::unknown_ids(db, "\"groups\"", ids).await
 }
 
+/// Whether any of the groups `ids` holds the role named `role` (deleted groups included: restoring
+/// one would give it back). One query.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(role, count = ids.len()))]
+pub async fn any_holds_role<C: ConnectionTrait>(
+    db: &C,
+    ids: &[i64],
+    role: &str,
+) -> Result<bool, StorageError> {
+    let ids: Vec<i32> = ids.iter().filter_map(|id| id_param(*id)).collect();
+    if ids.is_empty() {
+        return Ok(false);
+    }
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT rg.group_id AS id FROM role_groups rg JOIN roles r ON r.id = rg.role_id WHERE r.name = ")
+        .bind(role)
+        .push(" AND rg.group_id IN ");
+    sql.bind_list(ids);
+    Ok(sql.one(db).await?.is_some())
+}
+
 /// What creating a group needs; the caller has validated.
 #[derive(Debug, Clone, Copy)]
 pub struct NewGroup<'a> {

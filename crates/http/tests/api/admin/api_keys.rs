@@ -371,3 +371,39 @@ async fn session_of(state: &AppState) -> Session {
     super::create_user(state, &email, "Root", &["super-admin"]).await;
     super::sign_in_at(state, &email, super::PASSWORD).await
 }
+
+/// A key bound to `super-admin` reaches everything: only a super-admin may create one.
+#[actix_web::test]
+async fn only_a_super_admin_may_create_a_super_admin_key() {
+    let app = TestApp::new(blog()).await;
+    let manager = signed_in_with(&app, "keys@example.com", &["can-manage-api-keys"]).await;
+    let body = json!({"name": "root key", "role": "super-admin"});
+    let (status, answer) = send(
+        &app,
+        Method::POST,
+        "/settings/api-keys",
+        &manager,
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(answer, json!({"message": "Forbidden."}));
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/settings/api-keys",
+        &manager,
+        Some(json!({"name": "editor key", "role": "editor"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let (status, answer) = send(&app, Method::POST, "/settings/api-keys", &root, Some(body)).await;
+    assert_eq!(status, 201);
+    assert!(
+        answer["data"]["secret"]
+            .as_str()
+            .unwrap()
+            .starts_with("ek_")
+    );
+}

@@ -5,8 +5,8 @@
 use actix_web::http::Method;
 use serde_json::{Value, json};
 
-use super::create_user;
 use super::users::{check_routes, without_times};
+use super::{PASSWORD, create_user};
 use crate::support::TestApp;
 
 const GROUP_PERMISSIONS: [&str; 6] = [
@@ -477,18 +477,28 @@ async fn members_shown_are_bounded_and_counted() {
 #[actix_web::test]
 async fn the_last_super_admin_through_a_group_is_kept() {
     let app = TestApp::new(json!({})).await;
-    let root = create_user(&app.state, "root@example.com", "Root", &[]).await;
-    let admin = app.signed_in("admin@example.com", &["admin"]).await;
+    let root = create_user(&app.state, "root@example.com", "Root", &["super-admin"]).await;
+    let session = app.sign_in("root@example.com", PASSWORD).await;
     let res = app
         .admin(
             Method::POST,
             "/groups",
-            Some(&admin),
+            Some(&session),
             Some(json!({"name": "owners", "user_ids": [root], "roles": ["super-admin"]})),
         )
         .await;
     assert_eq!(res.status, 201);
     let id = res.json()["data"]["id"].as_i64().unwrap();
+    // Root gives up its direct role: it is now super-admin through the group alone.
+    let res = app
+        .admin(
+            Method::PUT,
+            &format!("/users/{root}"),
+            Some(&session),
+            Some(json!({"roles": []})),
+        )
+        .await;
+    assert_eq!(res.status, 200);
     for (method, path, body, field) in [
         (Method::DELETE, format!("/groups/{id}"), None, "group"),
         (Method::DELETE, format!("/groups/{id}/force"), None, "group"),
@@ -510,9 +520,8 @@ async fn the_last_super_admin_through_a_group_is_kept() {
             Some(json!({"group_ids": []})),
             "group_ids",
         ),
-        (Method::DELETE, format!("/users/{root}"), None, "user"),
     ] {
-        let res = app.admin(method.clone(), &path, Some(&admin), body).await;
+        let res = app.admin(method.clone(), &path, Some(&session), body).await;
         assert_eq!(res.status, 422, "{method} {path}");
         assert_eq!(
             res.json()["errors"][field],
@@ -521,6 +530,25 @@ async fn the_last_super_admin_through_a_group_is_kept() {
             ]),
             "{method} {path}"
         );
+    }
+    // An admin (every permission, not super-admin) may not touch a group holding super-admin,
+    // nor make one.
+    let admin = app.signed_in("admin@example.com", &["admin"]).await;
+    for (method, path, body) in [
+        (Method::DELETE, format!("/groups/{id}"), None),
+        (
+            Method::PUT,
+            format!("/groups/{id}"),
+            Some(json!({"name": "mine"})),
+        ),
+        (
+            Method::POST,
+            "/groups".to_owned(),
+            Some(json!({"name": "escalate", "roles": ["super-admin"]})),
+        ),
+    ] {
+        let res = app.admin(method.clone(), &path, Some(&admin), body).await;
+        assert_eq!(res.status, 403, "{method} {path}");
     }
     let shown = app
         .admin(Method::GET, &format!("/groups/{id}"), Some(&admin), None)
@@ -533,9 +561,14 @@ async fn the_last_super_admin_through_a_group_is_kept() {
     // A direct super-admin elsewhere: now the group may go.
     create_user(&app.state, "other@example.com", "Other", &["super-admin"]).await;
     assert_eq!(
-        app.admin(Method::DELETE, &format!("/groups/{id}"), Some(&admin), None)
-            .await
-            .status,
+        app.admin(
+            Method::DELETE,
+            &format!("/groups/{id}"),
+            Some(&session),
+            None
+        )
+        .await
+        .status,
         204
     );
 }

@@ -733,34 +733,44 @@ async fn a_user_cannot_delete_itself() {
 async fn the_last_super_admin_cannot_be_removed() {
     let app = TestApp::new(json!({})).await;
     let root = create_user(&app.state, "root@example.com", "Root", &["super-admin"]).await;
-    // An admin holds every permission but is not a super-admin.
+    let root_session = app.sign_in("root@example.com", PASSWORD).await;
+    // The only super-admin cannot give its role up.
+    let res = app
+        .admin(
+            Method::PUT,
+            &format!("/users/{root}"),
+            Some(&root_session),
+            Some(json!({"roles": ["admin"]})),
+        )
+        .await;
+    assert_eq!(res.status, 422);
+    assert_eq!(
+        res.json()["errors"]["roles"],
+        json!([
+            "The last super-admin cannot be removed: at least one active user must keep the super-admin role."
+        ])
+    );
+    // An admin holds every permission but is not a super-admin: it may not touch one at all.
     let admin = app.signed_in("admin@example.com", &["admin"]).await;
-    let refused = json!({"message": "The given data was invalid.", "errors": {
-        "user": ["The last super-admin cannot be removed: at least one active user must keep the super-admin role."]
-    }});
-    for path in [format!("/users/{root}"), format!("/users/{root}/force")] {
-        let res = app.admin(Method::DELETE, &path, Some(&admin), None).await;
-        assert_eq!(res.status, 422, "{path}");
-        assert_eq!(res.json(), refused);
+    for (method, path) in [
+        (Method::DELETE, format!("/users/{root}")),
+        (Method::DELETE, format!("/users/{root}/force")),
+        (Method::POST, format!("/users/{root}/restore")),
+    ] {
+        let res = app.admin(method.clone(), &path, Some(&admin), None).await;
+        assert_eq!(res.status, 403, "{method} {path}");
+        assert_eq!(res.json(), json!({"message": "Forbidden."}));
     }
     let res = app
         .admin(
             Method::PUT,
             &format!("/users/{root}"),
             Some(&admin),
-            Some(json!({"roles": ["admin"]})),
+            Some(json!({"password": "taken over, then signed in"})),
         )
         .await;
-    assert_eq!(res.status, 422);
-    assert!(res.json()["errors"].get("roles").is_some());
-    // Still a super-admin, still there.
-    let shown = app
-        .admin(Method::GET, &format!("/users/{root}"), Some(&admin), None)
-        .await
-        .json();
-    assert_eq!(shown["data"]["roles"], json!(["super-admin"]));
-    assert_eq!(shown["data"]["deleted_at"], Value::Null);
-    // With a second super-admin, the first may go.
+    assert_eq!(res.status, 403, "no password takeover of a super-admin");
+    // Nor grant the role, to itself or anyone.
     let second = create_user(&app.state, "second@example.com", "Second", &[]).await;
     let res = app
         .admin(
@@ -770,43 +780,32 @@ async fn the_last_super_admin_cannot_be_removed() {
             Some(json!({"roles": ["super-admin"]})),
         )
         .await;
+    assert_eq!(res.status, 403);
+    // A super-admin may: then the first may give the role up, and the second is the last.
+    let res = app
+        .admin(
+            Method::PUT,
+            &format!("/users/{second}"),
+            Some(&root_session),
+            Some(json!({"roles": ["super-admin"]})),
+        )
+        .await;
     assert_eq!(res.status, 200);
     let res = app
         .admin(
-            Method::DELETE,
+            Method::PUT,
             &format!("/users/{root}"),
-            Some(&admin),
-            None,
+            Some(&root_session),
+            Some(json!({"roles": ["admin"]})),
         )
         .await;
-    assert_eq!(res.status, 204);
-    // …but not the second one now.
-    let res = app
-        .admin(
-            Method::DELETE,
-            &format!("/users/{second}/force"),
-            Some(&admin),
-            None,
-        )
-        .await;
-    assert_eq!(res.status, 422);
-    // A deleted super-admin does not count: restoring the first lets the second go.
-    app.admin(
-        Method::POST,
-        &format!("/users/{root}/restore"),
-        Some(&admin),
-        None,
-    )
-    .await;
-    let res = app
-        .admin(
-            Method::DELETE,
-            &format!("/users/{second}/force"),
-            Some(&admin),
-            None,
-        )
-        .await;
-    assert_eq!(res.status, 204);
+    assert_eq!(res.status, 200);
+    let shown = app
+        .admin(Method::GET, &format!("/users/{second}"), Some(&admin), None)
+        .await
+        .json();
+    assert_eq!(shown["data"]["roles"], json!(["super-admin"]));
+    assert_eq!(shown["data"]["deleted_at"], Value::Null);
 }
 
 #[actix_web::test]
