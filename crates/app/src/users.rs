@@ -618,17 +618,7 @@ pub async fn force_delete(
 /// Whether user `id` holds `super-admin`, directly or through a group (deleted or not: a restore
 /// would give it back).
 async fn holds_super_admin(db: &Database, id: i64) -> Result<bool, AppError> {
-    let Some(account) = vellum_storage::accounts::account(db, id).await? else {
-        return Ok(false);
-    };
-    if account.roles.iter().any(|(role, _)| role == SUPER_ADMIN) {
-        return Ok(true);
-    }
-    let groups: Vec<i64> = vellum_storage::users::find_user(db, id)
-        .await?
-        .map(|u| u.groups.iter().map(|g| g.id).collect())
-        .unwrap_or_default();
-    Ok(vellum_storage::groups::any_holds_role(db, &groups, SUPER_ADMIN).await?)
+    Ok(vellum_storage::users::holds_role(db, id, SUPER_ADMIN).await?)
 }
 
 /// Whether a create or update body would give `super-admin`: the role itself, or a group that

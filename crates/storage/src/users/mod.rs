@@ -160,6 +160,34 @@ pub async fn assign_role<C: ConnectionTrait>(
     }
     Ok(())
 }
+/// Whether user `user_id` holds the role named `role`, directly or through any of its groups
+/// (deleted ones included: restoring the group would give the role back). One query.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(user_id, role))]
+pub async fn holds_role<C: ConnectionTrait>(
+    db: &C,
+    user_id: i64,
+    role: &str,
+) -> Result<bool, StorageError> {
+    let Some(uid) = id_param(user_id) else {
+        return Ok(false);
+    };
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT r.id FROM roles r WHERE r.name = ")
+        .bind(role)
+        .push(" AND (r.id IN (SELECT ur.role_id FROM user_roles ur WHERE ur.user_id = ")
+        .bind(uid)
+        .push(
+            ") OR r.id IN (SELECT rg.role_id FROM role_groups rg \
+             JOIN group_users gu ON gu.group_id = rg.group_id WHERE gu.user_id = ",
+        )
+        .bind(uid)
+        .push("))");
+    Ok(sql.one(db).await?.is_some())
+}
+
 /// The names of every role a user holds, directly or through a group, sorted and without
 /// duplicates. One query.
 ///

@@ -218,3 +218,30 @@ async fn a_deleted_user_is_signed_out_and_cannot_sign_in() {
         .await;
     assert_eq!(res.status, 422);
 }
+
+/// "Last seen" is written at most once a minute: a burst of requests leaves the stored session
+/// untouched (reads do not turn into writes).
+#[actix_web::test]
+async fn reads_do_not_write_last_seen() {
+    let app = TestApp::new(json!({})).await;
+    let id = create_user(&app.state, "ada@example.com", "Ada", &["reader"]).await;
+    let session = app.sign_in("ada@example.com", PASSWORD).await;
+    let stored = || async {
+        app.state
+            .identity()
+            .sessions
+            .list_user(id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.last_seen_at)
+            .collect::<Vec<_>>()
+    };
+    let before = stored().await;
+    assert_eq!(before.len(), 1);
+    for _ in 0..20 {
+        assert_eq!(status_of(&app, &session).await, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(stored().await, before);
+}

@@ -501,3 +501,38 @@ async fn no_password_code_or_session_token_reaches_a_log_line() {
         assert!(!logs.contains(secret), "a secret reached the log: {secret}");
     }
 }
+
+/// Without `VELLUM_SMTP_URL` the mail goes to the log at `info`, naming the recipient and body
+/// (admin contract; development only).
+#[actix_web::test]
+async fn without_smtp_the_code_mail_is_logged() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let app = TestApp::new(json!({})).await;
+    create_user(&app.state, "ada@example.com", "Ada", &["reader"]).await;
+    let res = app
+        .admin(
+            Method::POST,
+            "/login/code",
+            None,
+            Some(json!({"email": "ada@example.com"})),
+        )
+        .await;
+    assert_eq!(res.status, 202);
+    let mut logged = String::new();
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        logged = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        if logged.contains("Your sign-in code is") {
+            break;
+        }
+    }
+    assert!(logged.contains("to=ada@example.com"), "{logged}");
+    assert!(logged.contains("Your sign-in code is "), "{logged}");
+}
