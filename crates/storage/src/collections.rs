@@ -17,7 +17,7 @@ use vellum_domain::{
 use crate::StorageError;
 use crate::filter_sql::scalar_index_sql;
 use crate::links::sync_links;
-use crate::model::{Collection, StoredField};
+use crate::model::{Collection, Presentation, StoredField};
 use crate::sql::{Sql, id_param, json_out, now, parse_json};
 use crate::unique::claim_unique;
 
@@ -75,6 +75,10 @@ struct CollectionRow {
     is_singleton: bool,
     created_at: Option<OffsetDateTime>,
     updated_at: Option<OffsetDateTime>,
+    display_field: Option<String>,
+    display_template: Option<String>,
+    list_columns: Option<String>,
+    form_layout: Option<String>,
 }
 
 /// A field row as [`load`] reads it (`settings` as JSON text).
@@ -97,6 +101,29 @@ struct ItemDataRow {
     data: Option<String>,
 }
 
+/// The stored presentation columns, parsed (`NULL` is unset).
+fn presentation(
+    display_field: Option<String>,
+    display_template: Option<String>,
+    list_columns: Option<&str>,
+    form_layout: Option<&str>,
+) -> Result<Presentation, StorageError> {
+    let list_columns = match parse_json(list_columns)? {
+        Json::Null => None,
+        value => Some(serde_json::from_value(value).map_err(StorageError::corrupt)?),
+    };
+    let form_layout = match parse_json(form_layout)? {
+        Json::Null => None,
+        value => Some(value),
+    };
+    Ok(Presentation {
+        display_field,
+        display_template,
+        list_columns,
+        form_layout,
+    })
+}
+
 enum Key<'a> {
     Slug(&'a str),
     Id(i32),
@@ -108,7 +135,12 @@ async fn load<C: ConnectionTrait>(
 ) -> Result<Vec<Collection>, StorageError> {
     let backend = db.get_database_backend();
     let mut sql = Sql::new(backend);
-    sql.push("SELECT id, slug, name, is_singleton, created_at, updated_at FROM collections");
+    sql.push(&format!(
+        "SELECT id, slug, name, is_singleton, created_at, updated_at, display_field, \
+         display_template, {} AS list_columns, {} AS form_layout FROM collections",
+        json_out(backend, "list_columns"),
+        json_out(backend, "form_layout")
+    ));
     match &key {
         Some(Key::Slug(slug)) => {
             sql.push(" WHERE slug = ").bind(*slug);
@@ -132,6 +164,12 @@ async fn load<C: ConnectionTrait>(
             is_singleton: row.is_singleton,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            presentation: presentation(
+                row.display_field,
+                row.display_template,
+                row.list_columns.as_deref(),
+                row.form_layout.as_deref(),
+            )?,
             fields: Vec::new(),
             schema: CollectionSchema::default(),
         });
@@ -448,5 +486,47 @@ pub async fn delete_collection<C: ConnectionTrait + TransactionTrait>(
         .bind(id_param(collection.id).unwrap_or(0));
     sql.execute(&tx).await?;
     tx.commit().await?;
+    Ok(())
+}
+
+/// Stores a collection's [`Presentation`] (all four columns; `None` clears one) and touches
+/// `updated_at`. The caller has checked it against the collection's fields.
+///
+/// # Errors
+/// [`StorageError::NotFound`] when there is no such collection; a database error.
+#[instrument(skip_all, err, fields(collection_id = id))]
+pub async fn set_presentation<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+    presentation: &Presentation,
+) -> Result<(), StorageError> {
+    let backend = db.get_database_backend();
+    let id = id_param(id).ok_or(StorageError::NotFound { what: "collection" })?;
+    let list_columns = presentation
+        .list_columns
+        .as_ref()
+        .map(|names| Json::from(names.clone()));
+    let mut sql = Sql::new(backend);
+    sql.push("UPDATE collections SET display_field = ")
+        .bind(presentation.display_field.clone())
+        .push(", display_template = ")
+        .bind(presentation.display_template.clone());
+    sql.push(", list_columns = ");
+    match &list_columns {
+        Some(value) => sql.bind_json(value),
+        None => sql.push("NULL"),
+    };
+    sql.push(", form_layout = ");
+    match &presentation.form_layout {
+        Some(value) => sql.bind_json(value),
+        None => sql.push("NULL"),
+    };
+    sql.push(", updated_at = ")
+        .bind(now())
+        .push(" WHERE id = ")
+        .bind(id);
+    if sql.execute(db).await? == 0 {
+        return Err(StorageError::NotFound { what: "collection" });
+    }
     Ok(())
 }

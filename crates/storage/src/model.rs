@@ -25,9 +25,25 @@ pub struct Collection {
     pub is_singleton: bool,
     pub created_at: Option<OffsetDateTime>,
     pub updated_at: Option<OffsetDateTime>,
+    /// The admin app's presentation of the collection (issue 18's migration): see
+    /// [`Presentation`].
+    pub presentation: Presentation,
     pub fields: Vec<StoredField>,
     /// Built from `fields` when the collection is loaded.
     pub(crate) schema: CollectionSchema,
+}
+
+/// How the admin app shows a collection: what labels an item (a field's value, or a template
+/// such as `{{title}} ({{sku}})`), the list's columns and the form's layout. Stored as written
+/// (the application layer validates them against the fields); all optional.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Presentation {
+    pub display_field: Option<String>,
+    pub display_template: Option<String>,
+    /// Field names, in column order.
+    pub list_columns: Option<Vec<String>>,
+    /// The form layout as the editor saved it (a JSON value the application layer checked).
+    pub form_layout: Option<serde_json::Value>,
 }
 
 impl Collection {
