@@ -286,7 +286,7 @@ where
 
 #[derive(FromQueryResult)]
 struct GrantRulesRow {
-    id: i32,
+    role_id: i32,
     rules: Option<String>,
 }
 
@@ -311,7 +311,7 @@ async fn rename_in_grants<C: ConnectionTrait, R: Fn(&Json) -> Json>(
     let backend = tx.get_database_backend();
     let mut sql = Sql::new(backend);
     sql.push(&format!(
-        "SELECT id, {} AS rules FROM collection_grants WHERE collection_id = ",
+        "SELECT role_id, {} AS rules FROM collection_grants WHERE collection_id = ",
         json_out(backend, "rules")
     ))
     .bind(cid)
@@ -323,8 +323,10 @@ async fn rename_in_grants<C: ConnectionTrait, R: Fn(&Json) -> Json>(
             let mut sql = Sql::new(backend);
             sql.push("UPDATE collection_grants SET rules = ")
                 .bind_json(&renamed)
-                .push(" WHERE id = ")
-                .bind(row.id);
+                .push(" WHERE role_id = ")
+                .bind(row.role_id)
+                .push(" AND collection_id = ")
+                .bind(cid);
             sql.execute(tx).await?;
         }
     }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use serde_json::Value as Json;
-use vellum_manifest::collection::{self as manifest, check_presentation};
+use vellum_manifest::collection as manifest;
 use vellum_storage::collections as stored;
 
 use super::{
@@ -124,7 +124,8 @@ pub async fn update(
     let display_template = input
         .optional_str("display_template", 2 * MAX_NAME)
         .map(|v| v.map(str::to_owned).filter(|s| !s.is_empty()));
-    if let Err(e) = check_presentation(
+    // Every problem at once (the manifest reports the first; the rules are the domain's).
+    let display = vellum_domain::check_display(
         collection.schema(),
         display_field
             .clone()
@@ -134,15 +135,10 @@ pub async fn update(
             .clone()
             .unwrap_or_else(|| collection.presentation.display_template.clone())
             .as_deref(),
-        "",
-    ) {
-        let AppError::Invalid(errors) = manifest_error(e) else {
-            return Err(AppError::Internal("a presentation check failed".into()));
-        };
-        for (key, messages) in errors.iter() {
-            for m in messages {
-                input.error(key, m.clone());
-            }
+    );
+    for (key, messages) in display.iter() {
+        for m in messages {
+            input.error(key, m.clone());
         }
     }
     if is_singleton == Some(true) && !collection.is_singleton {
