@@ -163,7 +163,9 @@ fn reshape(value: &Value, shape: ValueShape) -> Result<Value, String> {
             single(list)?
         }
         (ValueShape::ItemId | ValueShape::FileId, Value::Array(list)) => single(list)?,
-        (ValueShape::StringList, Value::Bool(b)) => Value::Array(vec![Value::String(b.to_string())]),
+        (ValueShape::StringList, Value::Bool(b)) => {
+            Value::Array(vec![Value::String(b.to_string())])
+        }
         (ValueShape::StringList, Value::Number(n)) => {
             Value::Array(vec![Value::String(n.to_string())])
         }

@@ -15,8 +15,8 @@ use vellum_storage::keys::{self, NewApiKey};
 use vellum_storage::{items, project};
 use vellum_storage::{roles, seed};
 
-use crate::path::join;
 use crate::collection::{self, CollectionInput};
+use crate::path::join;
 use crate::{ManifestError, schema};
 
 /// What an apply did that the operator must see: the secrets of the keys it created (shown once,

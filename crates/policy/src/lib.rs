@@ -71,8 +71,8 @@ pub use grants::{
     Role, WriteEcho,
 };
 pub use keys::{ApiKeySecret, IpAllowlist, KeyCheck, KeyDigest, KeyId, KeyRecord};
-pub use rules_json::{drop_rule_field, item_filter_names, rename_rule_field};
 pub use origin::{
     AllowOrigin, BearerState, CorsOrigins, GateDenial, Origin, OriginAllowlist, cors_allow_origin,
     origin_gate,
 };
+pub use rules_json::{drop_rule_field, item_filter_names, rename_rule_field};

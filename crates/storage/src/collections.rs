@@ -376,7 +376,11 @@ fn links_change(old: &FieldDef, new: &FieldDef) -> bool {
         || old.settings.kind != new.settings.kind
 }
 
-pub(crate) async fn unclaim<C: ConnectionTrait>(tx: &C, cid: i32, field: &str) -> Result<(), StorageError> {
+pub(crate) async fn unclaim<C: ConnectionTrait>(
+    tx: &C,
+    cid: i32,
+    field: &str,
+) -> Result<(), StorageError> {
     let mut sql = Sql::new(tx.get_database_backend());
     sql.push("DELETE FROM item_unique_values WHERE collection_id = ")
         .bind(cid)

@@ -33,7 +33,14 @@ pub struct FieldChange {
     pub field: Json,
 }
 
-async fn record(state: &AppState, principal: &Principal, event: &'static str, c: &Collection, field: &str, changed: Vec<String>) {
+async fn record(
+    state: &AppState,
+    principal: &Principal,
+    event: &'static str,
+    c: &Collection,
+    field: &str,
+    changed: Vec<String>,
+) {
     activity::record(
         state,
         Some(principal.user_id()),
@@ -72,7 +79,15 @@ pub async fn add(
     let mut fields = defs(&collection);
     fields.push(def.clone());
     let saved = save(db, &input_with(&collection, fields)).await?;
-    record(state, principal, "field_added", &saved, def.name.as_str(), vec![def.name.to_string()]).await;
+    record(
+        state,
+        principal,
+        "field_added",
+        &saved,
+        def.name.as_str(),
+        vec![def.name.to_string()],
+    )
+    .await;
     state.invalidate().await;
     Ok(CollectionDefinition::from(&saved))
 }
@@ -115,7 +130,15 @@ pub async fn reorder(
     }
     input.finish()?;
     let saved = save(db, &input_with(&collection, ordered)).await?;
-    record(state, principal, "fields_reordered", &saved, "", vec!["sort".to_owned()]).await;
+    record(
+        state,
+        principal,
+        "fields_reordered",
+        &saved,
+        "",
+        vec!["sort".to_owned()],
+    )
+    .await;
     state.invalidate().await;
     Ok(CollectionDefinition::from(&saved))
 }
@@ -140,7 +163,11 @@ pub async fn update(
     principal.require("can-edit-collections")?;
     let db = state.db();
     let collection = load(db, slug).await?;
-    let old = collection.field(field).ok_or(AppError::NotFound)?.def.clone();
+    let old = collection
+        .field(field)
+        .ok_or(AppError::NotFound)?
+        .def
+        .clone();
     let Json::Object(given) = body else {
         return Err(AppError::invalid(
             "body",
@@ -174,7 +201,8 @@ pub async fn update(
             return Err(refusal(&old, &dry));
         }
         if !confirm {
-            let mut shown = FieldDefinition::from(collection.field(field).ok_or(AppError::NotFound)?);
+            let mut shown =
+                FieldDefinition::from(collection.field(field).ok_or(AppError::NotFound)?);
             shown.field_type = new.field_type.as_str().to_owned();
             shown.translatable = new.translatable;
             shown.settings = new.settings.to_json();
@@ -205,7 +233,15 @@ pub async fn update(
         name = to;
     }
     let changed: Vec<String> = given.keys().cloned().collect();
-    record(state, principal, "field_updated", &current, name.as_str(), changed).await;
+    record(
+        state,
+        principal,
+        "field_updated",
+        &current,
+        name.as_str(),
+        changed,
+    )
+    .await;
     let stored = current.field(name.as_str()).ok_or(AppError::NotFound)?;
     Ok(FieldChange {
         dry_run: false,
@@ -260,15 +296,11 @@ async fn rename_field(
     to: &FieldName,
 ) -> Result<Collection, AppError> {
     let presentation = renamed_presentation(&collection.presentation, from.as_str(), to.as_str());
-    let renamed = field_changes::rename_field(
-        state.db(),
-        collection,
-        from,
-        to,
-        &presentation,
-        |rules| vellum_policy::rename_rule_field(rules, from.as_str(), to.as_str()),
-    )
-    .await?;
+    let renamed =
+        field_changes::rename_field(state.db(), collection, from, to, &presentation, |rules| {
+            vellum_policy::rename_rule_field(rules, from.as_str(), to.as_str())
+        })
+        .await?;
     state.invalidate().await;
     passes::run_twice(state, |after| {
         field_changes::rename_batch(state.db(), &renamed, from.as_str(), to.as_str(), after)
@@ -328,7 +360,11 @@ pub async fn delete(
     principal.require("can-edit-collections")?;
     let db = state.db();
     let collection = load(db, slug).await?;
-    let old = collection.field(field).ok_or(AppError::NotFound)?.def.clone();
+    let old = collection
+        .field(field)
+        .ok_or(AppError::NotFound)?
+        .def
+        .clone();
     let filtering: Vec<String> = vellum_storage::roles::load_roles(db)
         .await?
         .iter()
@@ -387,6 +423,14 @@ pub async fn delete(
         field_changes::remove_key_batch(db, &saved, field, after)
     })
     .await?;
-    record(state, principal, "field_deleted", &saved, field, vec![field.to_owned()]).await;
+    record(
+        state,
+        principal,
+        "field_deleted",
+        &saved,
+        field,
+        vec![field.to_owned()],
+    )
+    .await;
     Ok(None)
 }

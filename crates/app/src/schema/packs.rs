@@ -58,7 +58,8 @@ fn field_pack(pack: &str) -> Option<Vec<Json>> {
 /// (relations to a dependency by the dependency's default slug).
 fn collection_pack(pack: &str) -> Option<(&'static str, &'static [&'static str], Vec<Json>)> {
     let slug_field = json!({"name": "slug", "type": "string", "settings": {"required": true, "validation_rules": [{"operator": "unique"}]}});
-    let seo = json!({"name": "seo", "type": "many_to_one", "settings": {"related_collection": "seo"}});
+    let seo =
+        json!({"name": "seo", "type": "many_to_one", "settings": {"related_collection": "seo"}});
     let categories = json!({"name": "categories", "type": "relation_many", "settings": {"related_collection": "categories"}});
     let mut publishing = field_pack("publishing").unwrap_or_default();
     Some(match pack {

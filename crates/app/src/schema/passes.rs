@@ -80,14 +80,9 @@ pub(crate) async fn count_values(
     let mut count = 0;
     let mut after = 0;
     loop {
-        let page = field_changes::field_values(
-            state.db(),
-            collection,
-            field,
-            after,
-            field_changes::BATCH,
-        )
-        .await?;
+        let page =
+            field_changes::field_values(state.db(), collection, field, after, field_changes::BATCH)
+                .await?;
         let Some(last) = page.last() else {
             break;
         };

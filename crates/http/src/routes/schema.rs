@@ -311,6 +311,9 @@ pub async fn create_collection_pack(
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let result = packs::create_collection_pack(&state, &signed_in.0, &pack, &body).await?;
     Ok(HttpResponse::Created()
-        .insert_header(("location", format!("/collections/{}", result.collection.slug)))
+        .insert_header((
+            "location",
+            format!("/collections/{}", result.collection.slug),
+        ))
         .json(json!({ "data": result })))
 }
