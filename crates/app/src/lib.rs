@@ -41,6 +41,7 @@ pub mod query;
 pub mod render;
 pub mod resources;
 pub mod roles;
+pub mod schema;
 mod snapshot;
 pub mod telemetry;
 pub mod transforms;

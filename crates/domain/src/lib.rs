@@ -14,6 +14,8 @@
 //! files ([`references`]).
 
 mod account;
+mod convert;
+mod display;
 mod error;
 mod field_type;
 mod flag;
@@ -33,6 +35,8 @@ pub use account::{
     EmailAddress, MAX_EMAIL_LEN, MAX_PASSWORD_CHARS, MAX_USER_NAME_LEN, MIN_PASSWORD_CHARS,
     check_new_password, parse_user_name,
 };
+pub use convert::{changes_values, convert_value};
+pub use display::{check_display, rename_placeholder, template_placeholders};
 pub use error::{DomainError, ValidationErrors};
 pub use field_type::{FieldType, ValueShape};
 pub use flag::is_truthy;

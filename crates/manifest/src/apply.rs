@@ -6,15 +6,16 @@ use sea_orm::{ConnectionTrait, TransactionSession, TransactionTrait};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
-use vellum_domain::{CollectionSlug, FieldDef, WriteContext, WriteMode, prepare_write};
+use vellum_domain::{WriteContext, WriteMode, prepare_write};
 use vellum_policy::{ApiKeySecret, IpAllowlist, Role, Visibility};
 use vellum_storage::StorageError;
-use vellum_storage::collections::{self, CollectionDef};
+use vellum_storage::collections;
 use vellum_storage::files::{self, FileKind, FilePatch, ListFiles, ParentFilter};
 use vellum_storage::keys::{self, NewApiKey};
 use vellum_storage::{items, project};
 use vellum_storage::{roles, seed};
 
+use crate::collection::{self, CollectionInput};
 use crate::path::join;
 use crate::{ManifestError, schema};
 
@@ -52,11 +53,11 @@ pub async fn apply<C: ConnectionTrait + TransactionTrait>(
     manifest: &Value,
 ) -> Result<ApplyReport, ManifestError> {
     schema::check(manifest)?;
-    let fields = check_fields(manifest)?;
+    let collections = check_collections(manifest)?;
     let tx = db.begin().await?;
     seed::seed_system(&tx).await?;
     apply_settings(&tx, manifest).await?;
-    apply_collections(&tx, manifest, fields).await?;
+    apply_collections(&tx, collections).await?;
     apply_roles(&tx, manifest).await?;
     let report = apply_keys(&tx, manifest).await?;
     apply_folders(&tx, manifest).await?;
@@ -76,48 +77,23 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Every field definition checked by the domain crate before anything is written (relation
-/// targets may still be slugs here; they are resolved against the database later).
-fn check_fields(manifest: &Value) -> Result<Vec<Vec<FieldDef>>, ManifestError> {
-    let mut all = Vec::new();
-    let mut slugs: Vec<CollectionSlug> = Vec::new();
-    for (i, collection) in array(manifest, "collections").iter().enumerate() {
+/// Every collection checked (shape, slug, field definitions, display field and template) before
+/// anything is written; relation targets are still slugs, resolved against the database later.
+fn check_collections(manifest: &Value) -> Result<Vec<CollectionInput>, ManifestError> {
+    let mut all: Vec<CollectionInput> = Vec::new();
+    for (i, raw) in array(manifest, "collections").iter().enumerate() {
         let at = format!("collections[{i}]");
-        let slug = CollectionSlug::parse(text(collection, "slug"))
-            .map_err(|e| ManifestError::invalid(join(&at, "slug"), e))?;
+        let input = collection::check_collection(raw, &at)?;
         // Two entries for one slug would silently make the last one win.
-        if slugs.contains(&slug) {
+        if all.iter().any(|c| c.slug == input.slug) {
             return Err(ManifestError::invalid(
                 join(&at, "slug"),
-                format!("duplicate collection slug \"{slug}\""),
+                format!("duplicate collection slug \"{}\"", input.slug),
             ));
         }
-        slugs.push(slug);
-        let mut defs = Vec::new();
-        for (j, field) in array(collection, "fields").iter().enumerate() {
-            let at = format!("{at}.fields[{j}]");
-            let def = FieldDef::from_json(field).map_err(|e| domain_error(&at, &e))?;
-            if defs.iter().any(|d: &FieldDef| d.name == def.name) {
-                return Err(ManifestError::invalid(
-                    join(&at, "name"),
-                    format!("duplicate field name \"{}\"", def.name),
-                ));
-            }
-            defs.push(def);
-        }
-        all.push(defs);
+        all.push(input);
     }
     Ok(all)
-}
-
-/// A domain error under `at`: its own path (`type`, `settings.date_mode`) is appended.
-fn domain_error(at: &str, err: &vellum_domain::DomainError) -> ManifestError {
-    match err {
-        vellum_domain::DomainError::InvalidSettings { path, message } => {
-            ManifestError::invalid(join(at, path), message)
-        }
-        other => ManifestError::invalid(at, other),
-    }
 }
 
 async fn apply_settings<C: ConnectionTrait + TransactionTrait>(
@@ -157,109 +133,17 @@ async fn apply_settings<C: ConnectionTrait + TransactionTrait>(
 
 async fn apply_collections<C: ConnectionTrait + TransactionTrait>(
     tx: &C,
-    manifest: &Value,
-    checked: Vec<Vec<FieldDef>>,
+    checked: Vec<CollectionInput>,
 ) -> Result<(), ManifestError> {
-    let list = array(manifest, "collections");
     // Every collection exists first, so relations may point forwards and at each other.
-    for collection in list {
-        let slug = text(collection, "slug");
-        if collections::collection_by_slug(tx, slug).await?.is_none() {
-            let def = CollectionDef {
-                slug: CollectionSlug::parse(slug).map_err(|e| ManifestError::invalid("", e))?,
-                name: collection_name(collection),
-                is_singleton: is_singleton(collection),
-                fields: Vec::new(),
-            };
-            collections::save_collection(tx, &def).await?;
-        }
+    for input in &checked {
+        collection::create_empty(tx, input).await?;
     }
-    let ids: BTreeMap<String, i64> = collections::list_collections(tx)
-        .await?
-        .into_iter()
-        .map(|c| (c.slug.to_string(), c.id))
-        .collect();
-    for ((i, collection), defs) in list.iter().enumerate().zip(checked) {
-        let mut fields = Vec::with_capacity(defs.len());
-        for (j, (raw, _)) in array(collection, "fields").iter().zip(defs).enumerate() {
-            let at = format!("collections[{i}].fields[{j}]");
-            let resolved = resolve_relations(raw, &ids, &at)?;
-            fields.push(FieldDef::from_json(&resolved).map_err(|e| domain_error(&at, &e))?);
-        }
-        let def = CollectionDef {
-            slug: CollectionSlug::parse(text(collection, "slug"))
-                .map_err(|e| ManifestError::invalid(format!("collections[{i}].slug"), e))?,
-            name: collection_name(collection),
-            is_singleton: is_singleton(collection),
-            fields,
-        };
-        collections::save_collection(tx, &def)
-            .await
-            .map_err(|e| match e {
-                StorageError::Conflict { message, .. } => {
-                    ManifestError::invalid(format!("collections[{i}]"), message)
-                }
-                other => other.into(),
-            })?;
+    let ids = collection::slug_ids(tx).await?;
+    for (i, input) in checked.iter().enumerate() {
+        collection::save_collection(tx, input, &ids, &format!("collections[{i}]")).await?;
     }
     Ok(())
-}
-
-fn collection_name(collection: &Value) -> String {
-    match collection.get("name").and_then(Value::as_str) {
-        Some(name) => name.to_owned(),
-        None => text(collection, "slug").to_owned(),
-    }
-}
-
-fn is_singleton(collection: &Value) -> bool {
-    collection
-        .get("is_singleton")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
-/// Replaces relation targets named by slug (`related_collection`, `allowed_collections`) with
-/// the ids the server stores (`related_collection_id`, `allowed_collection_ids`).
-fn resolve_relations(
-    raw: &Value,
-    ids: &BTreeMap<String, i64>,
-    at: &str,
-) -> Result<Value, ManifestError> {
-    let mut field = raw.clone();
-    let Some(settings) = field.get_mut("settings").and_then(Value::as_object_mut) else {
-        return Ok(field);
-    };
-    if let Some(slug) = settings.remove("related_collection") {
-        let slug = slug.as_str().unwrap_or_default().to_owned();
-        let id = ids.get(&slug).ok_or_else(|| {
-            ManifestError::invalid(
-                join(at, "settings.related_collection"),
-                format!("unknown collection \"{slug}\""),
-            )
-        })?;
-        settings.insert("related_collection_id".into(), Value::from(*id));
-    }
-    if let Some(list) = settings.remove("allowed_collections") {
-        let mut resolved = Vec::new();
-        for (k, slug) in list
-            .as_array()
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .enumerate()
-        {
-            let slug = slug.as_str().unwrap_or_default();
-            let id = ids.get(slug).ok_or_else(|| {
-                ManifestError::invalid(
-                    join(at, &format!("settings.allowed_collections[{k}]")),
-                    format!("unknown collection \"{slug}\""),
-                )
-            })?;
-            resolved.push(Value::from(*id));
-        }
-        settings.insert("allowed_collection_ids".into(), Value::Array(resolved));
-    }
-    Ok(field)
 }
 
 async fn apply_roles<C: ConnectionTrait + TransactionTrait>(

@@ -35,12 +35,23 @@ pub async fn export<C: ConnectionTrait>(
             .iter()
             .map(|f| name_relations(f.def.to_json(), &slugs))
             .collect();
-        out.push(json!({
+        let mut entry = json!({
             "slug": collection.slug.as_str(),
             "name": collection.name,
             "is_singleton": collection.is_singleton,
             "fields": fields,
-        }));
+        });
+        // Only when set: `apply` leaves what a manifest does not name as it is.
+        let shown = &collection.presentation;
+        for (key, value) in [
+            ("display_field", &shown.display_field),
+            ("display_template", &shown.display_template),
+        ] {
+            if let (Some(value), Some(obj)) = (value, entry.as_object_mut()) {
+                obj.insert(key.into(), Value::String(value.clone()));
+            }
+        }
+        out.push(entry);
     }
     manifest.insert("collections".into(), Value::Array(out));
 

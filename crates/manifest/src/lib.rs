@@ -13,6 +13,7 @@
 //! the library crates, which decide what is valid.
 
 mod apply;
+pub mod collection;
 mod export;
 mod path;
 mod schema;

@@ -9,14 +9,30 @@ const SCHEMA: &str = include_str!("../../../docs/manifest.schema.json");
 
 /// Checks the shape of `manifest`; the first error (in document order) is reported.
 pub(crate) fn check(manifest: &Value) -> Result<(), ManifestError> {
-    let schema: Value = serde_json::from_str(SCHEMA)
+    check_against(manifest, None, "")
+}
+
+/// Checks `instance` against the definition `$defs/<def>` of the same schema (`collection`,
+/// `field`), so the admin app's bodies get the manifest's messages; paths are prefixed by `at`.
+pub(crate) fn check_def(instance: &Value, def: &str, at: &str) -> Result<(), ManifestError> {
+    check_against(instance, Some(def), at)
+}
+
+fn check_against(instance: &Value, def: Option<&str>, at: &str) -> Result<(), ManifestError> {
+    let mut schema: Value = serde_json::from_str(SCHEMA)
         .map_err(|e| ManifestError::invalid("", format!("the manifest schema is broken: {e}")))?;
+    if let (Some(def), Value::Object(root)) = (def, &mut schema) {
+        for key in ["type", "properties", "additionalProperties", "required"] {
+            root.remove(key);
+        }
+        root.insert("$ref".into(), Value::String(format!("#/$defs/{def}")));
+    }
     let validator = jsonschema::validator_for(&schema)
         .map_err(|e| ManifestError::invalid("", format!("the manifest schema is broken: {e}")))?;
     let mut errors: Vec<Invalid> = validator
-        .iter_errors(manifest)
+        .iter_errors(instance)
         .map(|e| Invalid {
-            path: path::from_pointer(e.instance_path().as_str()),
+            path: path::join(at, &path::from_pointer(e.instance_path().as_str())),
             message: e.to_string(),
         })
         .collect();
@@ -52,5 +68,12 @@ mod tests {
         };
         assert_eq!(e.path, "collections[0].fields[0]");
         assert!(e.message.contains("colour"), "{}", e.message);
+        // One collection alone gets the same message under its own path.
+        let Err(ManifestError::Invalid(one)) = check_def(&bad["collections"][0], "collection", "")
+        else {
+            panic!("accepted");
+        };
+        assert_eq!(one.path, "fields[0]");
+        assert_eq!(one.message, e.message);
     }
 }

@@ -49,6 +49,7 @@ mod filter;
 mod grants;
 mod keys;
 mod origin;
+mod rules_json;
 
 pub use admin::AdminPermissions;
 pub use auth::{AuthRejection, Authenticated, RequestFacts, authenticate};
@@ -74,3 +75,4 @@ pub use origin::{
     AllowOrigin, BearerState, CorsOrigins, GateDenial, Origin, OriginAllowlist, cors_allow_origin,
     origin_gate,
 };
+pub use rules_json::{drop_rule_field, item_filter_names, rename_rule_field};

@@ -348,7 +348,7 @@ pub async fn save_collection<C: ConnectionTrait + TransactionTrait>(
 
 /// Recreates the collection's scalar index (SQLite) for its current fields; see
 /// `filter_sql::scalar_index_sql`.
-async fn rebuild_scalar_index<C: ConnectionTrait>(
+pub(crate) async fn rebuild_scalar_index<C: ConnectionTrait>(
     tx: &C,
     collection: &Collection,
 ) -> Result<(), StorageError> {
@@ -364,7 +364,7 @@ async fn rebuild_scalar_index<C: ConnectionTrait>(
     Ok(())
 }
 
-fn is_unique(field: &FieldDef) -> bool {
+pub(crate) fn is_unique(field: &FieldDef) -> bool {
     field.settings.has_rule(RuleOperator::Unique)
 }
 
@@ -376,7 +376,11 @@ fn links_change(old: &FieldDef, new: &FieldDef) -> bool {
         || old.settings.kind != new.settings.kind
 }
 
-async fn unclaim<C: ConnectionTrait>(tx: &C, cid: i32, field: &str) -> Result<(), StorageError> {
+pub(crate) async fn unclaim<C: ConnectionTrait>(
+    tx: &C,
+    cid: i32,
+    field: &str,
+) -> Result<(), StorageError> {
     let mut sql = Sql::new(tx.get_database_backend());
     sql.push("DELETE FROM item_unique_values WHERE collection_id = ")
         .bind(cid)
@@ -433,7 +437,7 @@ async fn rebuild_derived<C: ConnectionTrait>(
 
 /// The values a stored field holds that a `unique` rule claims, as the domain crate reports them
 /// on write: per locale for translatable fields, empty values skipped.
-fn stored_unique_values(
+pub(crate) fn stored_unique_values(
     name: &FieldName,
     translatable: bool,
     value: Option<&Json>,
@@ -529,4 +533,37 @@ pub async fn set_presentation<C: ConnectionTrait>(
         return Err(StorageError::NotFound { what: "collection" });
     }
     Ok(())
+}
+
+#[derive(FromQueryResult)]
+struct CountByCollection {
+    collection_id: i32,
+    n: i64,
+}
+
+/// How many live (not soft-deleted) items each collection holds, by collection id (collections
+/// without items are absent): one grouped query.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err)]
+pub async fn live_item_counts<C: ConnectionTrait>(
+    db: &C,
+) -> Result<std::collections::BTreeMap<i64, u64>, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push(
+        "SELECT collection_id, COUNT(*) AS n FROM items WHERE deleted_at IS NULL \
+         GROUP BY collection_id",
+    );
+    Ok(sql
+        .all_as::<CountByCollection, _>(db)
+        .await?
+        .into_iter()
+        .map(|row| {
+            (
+                i64::from(row.collection_id),
+                u64::try_from(row.n).unwrap_or(0),
+            )
+        })
+        .collect())
 }

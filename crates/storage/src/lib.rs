@@ -23,6 +23,7 @@ pub mod collections;
 pub mod dashboard;
 mod database;
 mod error;
+pub mod field_changes;
 pub mod files;
 mod filter_sql;
 pub mod groups;

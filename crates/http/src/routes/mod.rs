@@ -12,5 +12,6 @@ pub mod items;
 pub mod openapi;
 pub mod permissions;
 pub mod roles;
+pub mod schema;
 pub mod settings;
 pub mod users;

@@ -120,6 +120,15 @@ pub async fn serve() -> HttpResponse {
         super::groups::delete,
         super::groups::restore,
         super::groups::force_delete,
+        super::schema::show,
+        super::schema::update,
+        super::schema::destroy,
+        super::schema::add_field,
+        super::schema::update_field,
+        super::schema::delete_field,
+        super::schema::reorder_fields,
+        super::schema::add_field_pack,
+        super::schema::create_collection_pack,
     ),
     components(
         schemas(
@@ -150,6 +159,16 @@ pub async fn serve() -> HttpResponse {
             users::GroupResource, users::GroupEnvelope, users::GroupPage, users::GroupForm,
             users::GroupFormEnvelope, users::GroupEdit, users::GroupEditEnvelope,
             users::CreateGroupRequest, users::UpdateGroupRequest,
+            schema_admin::FieldDefinition, schema_admin::CollectionDefinition,
+            schema_admin::CollectionDefinitionEnvelope, schema_admin::CollectionOverview,
+            schema_admin::CollectionOverviewList, schema_admin::FieldWrite,
+            schema_admin::CreateCollectionRequest, schema_admin::UpdateCollectionRequest,
+            schema_admin::UpdateFieldRequest, schema_admin::FieldOrderRequest,
+            schema_admin::ValueChanges, schema_admin::ValueChangesEnvelope,
+            schema_admin::FieldChange, schema_admin::FieldChangeEnvelope,
+            schema_admin::FieldPackResult, schema_admin::FieldPackEnvelope,
+            schema_admin::CollectionPackRequest, schema_admin::CollectionPackResult,
+            schema_admin::CollectionPackEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -171,6 +190,7 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: activity log", description = "Admin app: who changed what, when (changed keys, never values of secrets)"),
         (name = "admin: users", description = "Admin app: users, their roles and groups, soft delete, restore and force delete (site root, session cookie)"),
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
+        (name = "admin: collections", description = "Admin app: the schema editor: collections, fields, field order, field packs and collection packs (site root, session cookie); changes that touch stored values answer a dry run unless `?confirm=true`"),
     )
 )]
 pub struct ApiDoc;
@@ -240,7 +260,7 @@ mod tests {
             .filter(|(key, _)| methods.contains(&key.as_str()))
             .map(|(_, op)| op)
             .collect();
-        assert_eq!(operations.len(), 60);
+        assert_eq!(operations.len(), 69);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -251,7 +271,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 60, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 69, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

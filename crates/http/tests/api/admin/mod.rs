@@ -7,6 +7,7 @@ mod api_keys;
 mod groups;
 mod permissions;
 mod roles;
+mod schema;
 mod sessions;
 mod settings;
 mod signin;

@@ -1,0 +1,319 @@
+//! The admin app's schema editor (issue 18): collections, fields, field order, field packs and
+//! collection packs under `/collections…`. Each handler is its extractors, one call of
+//! [`vellum_app::schema`], and a response.
+//!
+//! `GET /collections` and `POST /collections` are not in the OpenAPI description: its path key
+//! `/collections` is the public API's (`GET /api/v1/collections`), and OpenAPI cannot describe
+//! two path items under one key; docs/admin.md describes them.
+
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
+use serde_json::json;
+use vellum_app::AppState;
+use vellum_app::schema::{collections, fields, packs};
+
+use crate::body::read_json;
+use crate::error::ApiError;
+use crate::session::SignedIn;
+
+/// The routes, literal segments (`/collections/packs/…`) before `/collections/{collection}…`.
+pub fn register(cfg: &mut web::ServiceConfig) {
+    cfg.service(create_collection_pack)
+        .service(list)
+        .service(create)
+        .service(show)
+        .service(update)
+        .service(destroy)
+        .service(add_field)
+        .service(update_field)
+        .service(delete_field)
+        .service(reorder_fields)
+        .service(add_field_pack);
+}
+
+/// An answer with a body, or 204 when the use case answered none (a confirmed deletion).
+fn dry_run_or_done(dry_run: Option<vellum_app::schema::ValueChanges>) -> HttpResponse {
+    match dry_run {
+        Some(dry_run) => HttpResponse::Ok().json(json!({ "data": dry_run })),
+        None => HttpResponse::NoContent().finish(),
+    }
+}
+
+#[get("/collections")]
+pub async fn list(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+) -> Result<HttpResponse, ApiError> {
+    let list = collections::list(&state, &signed_in.0).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": list })))
+}
+
+#[post("/collections")]
+pub async fn create(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let created = collections::create(&state, &signed_in.0, &body).await?;
+    Ok(HttpResponse::Created()
+        .insert_header(("location", format!("/collections/{}", created.slug)))
+        .json(json!({ "data": created })))
+}
+
+#[utoipa::path(
+    operation_id = "showCollectionDefinition",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(("collection" = String, Path, description = "Collection slug")),
+    responses(
+        (status = 200, description = "The full definition", content_type = "application/json", body = crate::schemas::schema_admin::CollectionDefinitionEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+    )
+)]
+#[get("/collections/{collection}")]
+pub async fn show(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    collection: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let found = collections::show(&state, &signed_in.0, &collection).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": found })))
+}
+
+#[utoipa::path(
+    operation_id = "updateCollection",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(("collection" = String, Path, description = "Collection slug")),
+    request_body(content_type = "application/json", content = crate::schemas::schema_admin::UpdateCollectionRequest),
+    responses(
+        (status = 200, description = "The collection as saved", content_type = "application/json", body = crate::schemas::schema_admin::CollectionDefinitionEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 413, response = crate::schemas::TooLarge),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[put("/collections/{collection}")]
+pub async fn update(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    collection: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let saved = collections::update(&state, &signed_in.0, &collection, &body).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": saved })))
+}
+
+#[utoipa::path(
+    operation_id = "deleteCollection",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(("collection" = String, Path, description = "Collection slug"), crate::schemas::schema_admin::ConfirmParams),
+    responses(
+        (status = 200, description = "Dry run: how many items would be deleted", content_type = "application/json", body = crate::schemas::schema_admin::ValueChangesEnvelope),
+        (status = 204, description = "Deleted with its items, revisions, links and grants"),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[delete("/collections/{collection}")]
+pub async fn destroy(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    collection: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let dry_run =
+        collections::delete(&state, &signed_in.0, &collection, req.query_string()).await?;
+    Ok(dry_run_or_done(dry_run))
+}
+
+#[utoipa::path(
+    operation_id = "addField",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(("collection" = String, Path, description = "Collection slug")),
+    request_body(content_type = "application/json", content = crate::schemas::schema_admin::FieldWrite),
+    responses(
+        (status = 201, description = "The collection with the field appended", content_type = "application/json", body = crate::schemas::schema_admin::CollectionDefinitionEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 413, response = crate::schemas::TooLarge),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[post("/collections/{collection}/fields")]
+pub async fn add_field(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    collection: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let saved = fields::add(&state, &signed_in.0, &collection, &body).await?;
+    Ok(HttpResponse::Created().json(json!({ "data": saved })))
+}
+
+#[utoipa::path(
+    operation_id = "updateField",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(
+        ("collection" = String, Path, description = "Collection slug"),
+        ("field" = String, Path, description = "Field name"),
+        crate::schemas::schema_admin::ConfirmParams,
+    ),
+    request_body(content_type = "application/json", content = crate::schemas::schema_admin::UpdateFieldRequest),
+    responses(
+        (status = 200, description = "The field as saved, or (`dry_run`) how many stored values a type, translatability or relation target change would convert", content_type = "application/json", body = crate::schemas::schema_admin::FieldChangeEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 413, response = crate::schemas::TooLarge),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[put("/collections/{collection}/fields/{field}")]
+pub async fn update_field(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let (collection, field) = path.into_inner();
+    let query = req.query_string();
+    let change = fields::update(&state, &signed_in.0, &collection, &field, query, &body).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": change })))
+}
+
+#[utoipa::path(
+    operation_id = "deleteField",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(
+        ("collection" = String, Path, description = "Collection slug"),
+        ("field" = String, Path, description = "Field name"),
+        crate::schemas::schema_admin::ConfirmParams,
+    ),
+    responses(
+        (status = 200, description = "Dry run: how many items hold a value of the field", content_type = "application/json", body = crate::schemas::schema_admin::ValueChangesEnvelope),
+        (status = 204, description = "The field and its values are removed"),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[delete("/collections/{collection}/fields/{field}")]
+pub async fn delete_field(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (collection, field) = path.into_inner();
+    let query = req.query_string();
+    let dry_run = fields::delete(&state, &signed_in.0, &collection, &field, query).await?;
+    Ok(dry_run_or_done(dry_run))
+}
+
+#[utoipa::path(
+    operation_id = "reorderFields",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(("collection" = String, Path, description = "Collection slug")),
+    request_body(content_type = "application/json", content = crate::schemas::schema_admin::FieldOrderRequest),
+    responses(
+        (status = 200, description = "The collection with its fields in the new order", content_type = "application/json", body = crate::schemas::schema_admin::CollectionDefinitionEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 413, response = crate::schemas::TooLarge),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[put("/collections/{collection}/field-order")]
+pub async fn reorder_fields(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    collection: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let saved = fields::reorder(&state, &signed_in.0, &collection, &body).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": saved })))
+}
+
+#[utoipa::path(
+    operation_id = "addFieldPack",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(
+        ("collection" = String, Path, description = "Collection slug"),
+        ("pack" = String, Path, description = "seo_inline, publishing, contact or social"),
+    ),
+    responses(
+        (status = 200, description = "The fields added and those skipped (names the collection had)", content_type = "application/json", body = crate::schemas::schema_admin::FieldPackEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[post("/collections/{collection}/field-packs/{pack}")]
+pub async fn add_field_pack(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (collection, pack) = path.into_inner();
+    let result = packs::add_field_pack(&state, &signed_in.0, &collection, &pack).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": result })))
+}
+
+#[utoipa::path(
+    operation_id = "createCollectionPack",
+    tag = "admin: collections",
+    security(("session" = [])),
+    params(("pack" = String, Path, description = "seo, categories, pages, articles or products")),
+    request_body(content_type = "application/json", content = crate::schemas::schema_admin::CollectionPackRequest),
+    responses(
+        (status = 201, description = "The collection created, with the dependencies created or reused", content_type = "application/json", body = crate::schemas::schema_admin::CollectionPackEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 404, response = crate::schemas::NotFound),
+        (status = 413, response = crate::schemas::TooLarge),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
+#[post("/collections/packs/{pack}")]
+pub async fn create_collection_pack(
+    state: web::Data<AppState>,
+    signed_in: SignedIn,
+    pack: web::Path<String>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let result = packs::create_collection_pack(&state, &signed_in.0, &pack, &body).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((
+            "location",
+            format!("/collections/{}", result.collection.slug),
+        ))
+        .json(json!({ "data": result })))
+}
