@@ -50,7 +50,8 @@ mod tests {
                 "m20261123_000001_initial_schema",
                 "m20261123_000002_item_unique_values",
                 "m20261125_000003_file_transform_last_used",
-                "m20261126_000004_admin_accounts"
+                "m20261126_000004_admin_accounts",
+                "m20261126_000005_collection_admin"
             ] })
         );
         let mut again = Vec::new();
