@@ -214,6 +214,14 @@ impl Modify for Security {
             if admin {
                 item.servers = Some(vec![Server::new("/")]);
             }
+            // `#[route(…, method = "GET", method = "HEAD")]` documents both methods with one
+            // operation id; ids must be unique, so the HEAD is `<id>Head`.
+            if let Some(head) = item.head.as_mut() {
+                if let Some(id) = head.operation_id.as_mut() {
+                    id.push_str("Head");
+                }
+                head.summary = Some("The GET's status and headers, without the body".to_owned());
+            }
         }
     }
 }
@@ -240,7 +248,8 @@ mod tests {
             .filter(|(key, _)| methods.contains(&key.as_str()))
             .map(|(_, op)| op)
             .collect();
-        assert_eq!(operations.len(), 60);
+        // 60 before issue 18; + HEAD of file content and transforms.
+        assert_eq!(operations.len(), 62);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -251,7 +260,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 60, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 62, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }
