@@ -22,6 +22,7 @@ pub mod middleware;
 mod multipart;
 mod routes;
 pub mod schemas;
+pub mod server;
 pub mod session;
 
 /// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
