@@ -143,6 +143,8 @@ pub fn app(
                 .service(routes::groups::delete)
                 .service(routes::groups::restore)
                 .service(routes::groups::force_delete)
+                // Before the admin items routes: `/items/options` is not `/items/{item}`.
+                .configure(routes::presentation::register)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

@@ -120,6 +120,10 @@ pub async fn serve() -> HttpResponse {
         super::groups::delete,
         super::groups::restore,
         super::groups::force_delete,
+        super::presentation::set_list_columns,
+        super::presentation::set_form_layout,
+        super::presentation::item_options,
+        super::presentation::singleton_content,
     ),
     components(
         schemas(
@@ -150,6 +154,11 @@ pub async fn serve() -> HttpResponse {
             users::GroupResource, users::GroupEnvelope, users::GroupPage, users::GroupForm,
             users::GroupFormEnvelope, users::GroupEdit, users::GroupEditEnvelope,
             users::CreateGroupRequest, users::UpdateGroupRequest,
+            presentation::ListColumnsRequest, presentation::ListColumns,
+            presentation::ListColumnsEnvelope, presentation::FormSection,
+            presentation::FormLayoutRequest, presentation::FormLayout,
+            presentation::FormLayoutEnvelope, presentation::ItemOption,
+            presentation::ItemOptionPage,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -170,6 +179,7 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: settings", description = "Admin app: the project settings"),
         (name = "admin: activity log", description = "Admin app: who changed what, when (changed keys, never values of secrets)"),
         (name = "admin: users", description = "Admin app: users, their roles and groups, soft delete, restore and force delete (site root, session cookie)"),
+        (name = "admin: collections", description = "Admin app: a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
     )
 )]
@@ -248,8 +258,8 @@ mod tests {
             .filter(|(key, _)| methods.contains(&key.as_str()))
             .map(|(_, op)| op)
             .collect();
-        // 60 before issue 18; + HEAD of file content and transforms.
-        assert_eq!(operations.len(), 62);
+        // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes.
+        assert_eq!(operations.len(), 66);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -260,7 +270,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 62, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 66, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

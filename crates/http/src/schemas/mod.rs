@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod admin;
+pub mod presentation;
 pub mod users;
 
 use std::collections::BTreeMap;
