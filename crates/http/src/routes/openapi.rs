@@ -211,6 +211,7 @@ impl Modify for Security {
             ))),
         );
         openapi.servers = Some(vec![Server::new("/api/v1")]);
+        name_head_operations(openapi);
         // The admin app lives at the site root, not under `/api/v1`: its paths say so.
         for item in openapi.paths.paths.values_mut() {
             let admin = [&item.get, &item.post, &item.put, &item.patch, &item.delete]
@@ -224,14 +225,19 @@ impl Modify for Security {
             if admin {
                 item.servers = Some(vec![Server::new("/")]);
             }
-            // `#[route(…, method = "GET", method = "HEAD")]` documents both methods with one
-            // operation id; ids must be unique, so the HEAD is `<id>Head`.
-            if let Some(head) = item.head.as_mut() {
-                if let Some(id) = head.operation_id.as_mut() {
-                    id.push_str("Head");
-                }
-                head.summary = Some("The GET's status and headers, without the body".to_owned());
+        }
+    }
+}
+
+/// `#[route(…, method = "GET", method = "HEAD")]` documents both methods with one operation id;
+/// ids must be unique, so the HEAD is `<id>Head`.
+fn name_head_operations(openapi: &mut utoipa::openapi::OpenApi) {
+    for item in openapi.paths.paths.values_mut() {
+        if let Some(head) = item.head.as_mut() {
+            if let Some(id) = head.operation_id.as_mut() {
+                id.push_str("Head");
             }
+            head.summary = Some("The GET's status and headers, without the body".to_owned());
         }
     }
 }

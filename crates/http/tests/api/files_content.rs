@@ -547,6 +547,9 @@ fn comparable_headers(res: &Response) -> Vec<(String, String)> {
     headers
 }
 
+/// A HEAD/GET pair: the key, the path, the request headers and the expected status.
+type HeadCase<'a> = (Option<&'a str>, String, Vec<(&'a str, &'a str)>, StatusCode);
+
 /// HEAD answers exactly the GET's status and headers (length, type, validators, range,
 /// disposition) with no body, for every outcome: 200, 206, 304, 416, 403 and 404 (issue 18).
 #[actix_web::test]
@@ -563,7 +566,7 @@ async fn head_answers_the_get_status_and_headers_without_the_body() {
         .header("etag")
         .unwrap()
         .to_owned();
-    let cases: Vec<(Option<&str>, String, Vec<(&str, &str)>, StatusCode)> = vec![
+    let cases: Vec<HeadCase<'_>> = vec![
         (None, content_path(id), vec![], StatusCode::OK),
         (Some("viewer-key"), content_path(id), vec![], StatusCode::OK),
         (None, content_path(page), vec![], StatusCode::OK),
