@@ -82,12 +82,20 @@ pub fn serve(state: AppState, listener: TcpListener, options: ServeOptions) -> i
     if !options.signals {
         builder = builder.disable_signals();
     }
+    // When the server stops, idle keep-alive connections close at once instead of holding the
+    // graceful stop until their keep-alive ends (as `HttpServer` does).
+    let stopping = builder.graceful_shutdown_signal();
     let builder = builder.listen("vellum", listener, move || {
         let app = crate::app(state.clone())
             .into_factory()
             .map_err(|err: actix_web::Error| err.error_response());
         let host = host.clone();
+        let stopping = stopping.clone();
         let http = HttpService::build()
+            .graceful_shutdown_signal(move || {
+                let stopping = stopping.clone();
+                async move { stopping.notified().await }
+            })
             .client_request_timeout(options.client_request_timeout)
             .client_disconnect_timeout(options.client_disconnect_timeout)
             .local_addr(addr)
