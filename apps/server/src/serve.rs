@@ -1,6 +1,7 @@
 //! What `vellum-server` does once its configuration is parsed and logging is up: prepare the
-//! database and the blob store, build the state and serve `vellum_http::app` until SIGTERM,
-//! SIGINT or SIGQUIT (actix-web stops gracefully: in-flight requests get up to 30 s).
+//! database and the blob store, build the state and serve `vellum_http::app` (through
+//! `vellum_http::server`) until SIGTERM, SIGINT or SIGQUIT (actix stops gracefully: in-flight
+//! requests get up to 30 s).
 
 use std::time::Duration;
 
@@ -38,24 +39,35 @@ pub(crate) async fn run(cli: &Cli) -> Result<(), ServerError> {
     sweep_staging(&backends).await;
     let state = vellum_http::AppState::with_backends(db, http, backends).await?;
     let write_timeout = Duration::from_secs(config.http.write_timeout);
-    let mut server = actix_web::HttpServer::new(move || vellum_http::app(state.clone()))
-        .on_connect(move |connection, _| limit_stalled_writes(connection, write_timeout))
-        .shutdown_timeout(30)
-        // Without it, a streamed body's last segment waits for the client's delayed ACK
-        // (Nagle): file content and transforms took a fixed ~44 ms each (bench/run.sh).
-        .tcp_nodelay(true)
-        .client_request_timeout(Duration::from_secs(config.http.client_request_timeout))
-        .client_disconnect_timeout(Duration::from_secs(config.http.client_disconnect_timeout));
-    if let Some(workers) = config.http.workers {
-        server = server.workers(workers.max(1));
-    }
+    let options = vellum_http::server::ServeOptions {
+        workers: config.http.workers,
+        client_request_timeout: Duration::from_secs(config.http.client_request_timeout),
+        client_disconnect_timeout: Duration::from_secs(config.http.client_disconnect_timeout),
+        shutdown_timeout: 30,
+        signals: true,
+        on_connect: Some(std::sync::Arc::new(move |stream| {
+            limit_stalled_writes(stream, write_timeout);
+        })),
+    };
     let listen = config.http.listen;
-    let server = server
-        .bind(listen)
+    let listener = bind(listen).map_err(|source| ServerError::Bind { listen, source })?;
+    let server = vellum_http::server::serve(state, listener, options)
         .map_err(|source| ServerError::Bind { listen, source })?;
     tracing::info!(%listen, "serving");
-    // actix-web stops gracefully on SIGTERM, SIGINT and SIGQUIT.
-    server.run().await.map_err(ServerError::Serve)
+    // Stops gracefully on SIGTERM, SIGINT and SIGQUIT.
+    server.await.map_err(ServerError::Serve)
+}
+
+/// A listening socket as actix-web's `HttpServer::bind` makes one: `SO_REUSEADDR` (a restart
+/// does not wait for the old connections' TIME_WAIT) and a backlog of 1,024.
+fn bind(addr: std::net::SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    #[cfg(not(windows))]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
 }
 
 /// Removes stale upload staging data (`tmp/`) at start-up. A failure is logged, not fatal: the
@@ -77,15 +89,13 @@ async fn sweep_staging(backends: &vellum_http::Backends) {
 /// (zero-window probes), for `timeout`; the dispatcher's next write then fails and the
 /// connection and its response are dropped. A client that keeps reading, however slowly, is
 /// not affected.
-fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: Duration) {
+fn limit_stalled_writes(stream: &actix_web::rt::net::TcpStream, timeout: Duration) {
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "fuchsia"))]
-    if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>()
-        && let Err(err) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout))
-    {
+    if let Err(err) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout)) {
         tracing::warn!(error = %err, "could not set the connection's write timeout");
     }
     #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "fuchsia")))]
-    let _ = (connection, timeout);
+    let _ = (stream, timeout);
 }
 
 /// Applies the demo project to a database without collections, then prints the demo key (shown

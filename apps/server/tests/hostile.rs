@@ -199,8 +199,8 @@ async fn slow_loris_clients_are_cut_off_within_bounded_time() {
     let addr = h.server.addr;
     let deadline = Duration::from_secs(15);
 
-    // 1. Headers, one byte per second: a 408 (actix's own, without a body) or a close, within
-    // the 1 s header timeout plus slack; never the 60 s the headers would take.
+    // 1. Headers, one byte per second: a 408 (with the JSON envelope since issue 18) or a close,
+    // within the 1 s header timeout plus slack; never the 60 s the headers would take.
     let head = b"GET /health/live HTTP/1.1\r\nHost: localhost\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
     let ex = exchange(addr, b"G", &head[1..], Duration::from_secs(1), deadline).await;
     assert!(ex.closed, "slow headers: {}", ex.describe());
@@ -373,7 +373,7 @@ async fn request_lines_too_long_or_not_utf8_are_refused_cleanly() {
         let ex = send_all(addr, request.as_bytes(), Duration::from_secs(10)).await;
         let status = ex.status();
         // The HTTP parser refuses request lines over 64 KiB before the app sees them: 400, 414
-        // or 431 (actix answers without a JSON body), or a closed connection; never 5xx.
+        // or 431 (with the JSON envelope since issue 18), or a closed connection; never 5xx.
         assert!(
             status.is_none_or(|s| (400..500).contains(&s)),
             "{what}: {}",

@@ -3,8 +3,8 @@
 //! Unknown parameters are ignored; a malformed value of a known one is a 422 naming the
 //! parameter. Every problem is reported at once.
 
-use vellum_domain::{ContentLocales, LocaleCode, LocaleSelection, ValidationErrors};
-use vellum_policy::{FieldPolicy, Filter, FilterField, PolicyError};
+use vellum_domain::{ContentLocales, LocaleCode, LocaleSelection, ValidationErrors, ValueShape};
+use vellum_policy::{FieldPolicy, Filter, FilterField, FilterOp, PolicyError};
 use vellum_storage::items::SortKey;
 use vellum_storage::model::Collection;
 
@@ -242,7 +242,7 @@ pub(crate) fn parse_page(pairs: &[(String, String)], errors: &mut ValidationErro
     )
 }
 
-fn parse_bounded(
+pub(crate) fn parse_bounded(
     pairs: &[(String, String)],
     key: &str,
     default: u64,
@@ -300,6 +300,14 @@ pub fn parse_list(
                 format!("filter[{}]", condition.field),
                 format!("The field {} cannot be filtered on.", condition.field),
             );
+        } else if let Some(message) = operand_type(collection, &condition.field)
+            .and_then(|expected| expected.refuse(&condition.op))
+        {
+            // Only for a field the role may read: the type of a hidden field is not disclosed.
+            errors.add(
+                format!("filter[{}][{}]", condition.field, condition.op.name()),
+                message,
+            );
         }
     }
     for key in &params.sort {
@@ -319,6 +327,74 @@ pub fn parse_list(
             sort: params.sort,
         })
         .map_err(AppError::Invalid)
+}
+
+/// What a comparison operand must be to be comparable with a field's values: a filter that
+/// compares a number field with `abc` can match nothing, and answering it with an empty page
+/// hides the caller's mistake. `_contains` compares text (a number's digits, a boolean's
+/// `true` / `false`) and `_null` / `_nnull` take a flag, so they are not typed here; text-shaped
+/// fields (dates included: ISO 8601 text compared in byte order, so `_gte=2024` is meaningful)
+/// take any operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OperandType {
+    /// Numbers, file and item ids (and lists of ids, compared element-wise), and `id`.
+    Number,
+    Boolean,
+    /// `created_at` / `updated_at`.
+    Instant,
+}
+
+impl OperandType {
+    fn fits(self, operand: &serde_json::Value) -> bool {
+        match self {
+            Self::Number => FilterOp::number_operand(operand).is_some(),
+            Self::Boolean => FilterOp::bool_operand(operand).is_some(),
+            Self::Instant => FilterOp::instant_operand(operand).is_some(),
+        }
+    }
+
+    /// The message for an operand of `op` that is not of this type; `None` when every operand
+    /// fits (each value of an `_in` list is checked alone).
+    fn refuse(self, op: &FilterOp) -> Option<String> {
+        let (one, many) = match self {
+            Self::Number => ("a number", "numbers"),
+            Self::Boolean => ("true, false, 1 or 0", "true, false, 1 or 0"),
+            Self::Instant => (
+                "a date-time (RFC 3339) or a date (YYYY-MM-DD)",
+                "date-times (RFC 3339) or dates (YYYY-MM-DD)",
+            ),
+        };
+        match op {
+            FilterOp::Eq(v)
+            | FilterOp::Neq(v)
+            | FilterOp::Gt(v)
+            | FilterOp::Gte(v)
+            | FilterOp::Lt(v)
+            | FilterOp::Lte(v) => (!self.fits(v)).then(|| format!("must be {one}")),
+            FilterOp::In(values) => values.iter().find(|v| !self.fits(v)).map(|v| {
+                let shown = FilterOp::text_operand(v).unwrap_or_default();
+                format!("must list only {many}: \"{shown}\" is not one")
+            }),
+            FilterOp::Contains(_) | FilterOp::Null | FilterOp::NotNull => None,
+        }
+    }
+}
+
+/// The type comparison operands on `field` must have, if its values have one.
+fn operand_type(collection: &Collection, field: &FilterField) -> Option<OperandType> {
+    match field {
+        FilterField::Id => Some(OperandType::Number),
+        FilterField::CreatedAt | FilterField::UpdatedAt => Some(OperandType::Instant),
+        FilterField::Data(name) => match collection.schema().field(name.as_str())?.shape() {
+            ValueShape::Number
+            | ValueShape::FileId
+            | ValueShape::ItemId
+            | ValueShape::FileIds
+            | ValueShape::ItemIds => Some(OperandType::Number),
+            ValueShape::Boolean => Some(OperandType::Boolean),
+            _ => None,
+        },
+    }
 }
 
 #[cfg(test)]

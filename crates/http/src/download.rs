@@ -2,8 +2,8 @@
 //! `Last-Modified`, `If-None-Match` (304), one `bytes=` `Range` (206, 416), `Cache-Control` by
 //! visibility, and the headers that keep active content (HTML, SVG, PDF) from running inline.
 
-use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use futures_util::TryStreamExt as _;
 use serde_json::json;
@@ -104,7 +104,14 @@ pub(crate) async fn serve(
     } else {
         None
     };
-    let blob = state.blobs().get(&out.storage_key, range.clone()).await?;
+    // A HEAD answers what the GET would, headers and length included, without opening the
+    // bytes (actix writes no body for HEAD but keeps the declared length).
+    let (span, total, stream) = if req.method() == Method::HEAD {
+        (range.clone().unwrap_or(0..out.size), out.size, None)
+    } else {
+        let blob = state.blobs().get(&out.storage_key, range.clone()).await?;
+        (blob.range, blob.size, Some(blob.stream))
+    };
     let mut res = builder(if range.is_some() {
         StatusCode::PARTIAL_CONTENT
     } else {
@@ -115,9 +122,9 @@ pub(crate) async fn serve(
             header::CONTENT_RANGE,
             format!(
                 "bytes {}-{}/{}",
-                blob.range.start,
-                blob.range.end.saturating_sub(1),
-                blob.size
+                span.start,
+                span.end.saturating_sub(1),
+                total
             ),
         ));
     }
@@ -137,11 +144,16 @@ pub(crate) async fn serve(
     if is_active(&out.mime_type) {
         res.insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"));
     }
-    let length = blob.range.end.saturating_sub(blob.range.start);
-    let stream = blob
-        .stream
-        .map_err(|e| actix_web::error::ErrorInternalServerError(e.to_string()));
-    Ok(res.no_chunking(length).streaming(stream))
+    let length = span.end.saturating_sub(span.start);
+    let res = res.no_chunking(length);
+    Ok(match stream {
+        Some(stream) => res.streaming(
+            stream.map_err(|e| actix_web::error::ErrorInternalServerError(e.to_string())),
+        ),
+        None => res.streaming(futures_util::stream::empty::<
+            Result<bytes::Bytes, actix_web::Error>,
+        >()),
+    })
 }
 
 /// The name for the plain `filename=` parameter: ASCII only, quotes and backslashes replaced.

@@ -22,6 +22,7 @@ pub mod middleware;
 mod multipart;
 mod routes;
 pub mod schemas;
+pub mod server;
 pub mod session;
 
 /// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
@@ -143,6 +144,8 @@ pub fn app(
                 .service(routes::groups::restore)
                 .service(routes::groups::force_delete)
                 .configure(routes::schema::register)
+                // Before the admin items routes: `/items/options` is not `/items/{item}`.
+                .configure(routes::presentation::register)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

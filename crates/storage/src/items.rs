@@ -21,6 +21,7 @@ pub use crate::filter_sql::{FilterScope, SortKey};
 use crate::filter_sql::{push_filter, push_order, scalar_index_hint};
 use crate::links::{check_references, sync_links};
 use crate::model::Collection;
+use crate::singleton::refuse_second_item;
 use crate::sql::{Sql, begin_write, id_param, json_out, now, parse_json, parse_object};
 use crate::unique::{claim_unique, release_unique};
 
@@ -429,8 +430,9 @@ fn admits(
 /// # Errors
 /// [`StorageError::OutsideItemFilter`] when the new item falls outside the role's item filter,
 /// [`StorageError::Invalid`] when a `unique` value is taken or a link points at no live item or
-/// file where its field points, a database error otherwise; nothing is written in any of these
-/// cases.
+/// file where its field points, [`StorageError::Conflict`] when the collection is a singleton
+/// that has its item ([`crate::singleton`]), a database error otherwise; nothing is written in
+/// any of these cases.
 #[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
@@ -442,6 +444,9 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
 ) -> Result<Item, StorageError> {
     check_capability(grant, collection, CollectionAction::Create)?;
     let tx = begin_write(db).await?;
+    if collection.is_singleton {
+        refuse_second_item(&tx, collection).await?;
+    }
     let backend = tx.get_database_backend();
     let at = now();
     let user = user_id.and_then(id_param);

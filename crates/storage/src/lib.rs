@@ -39,6 +39,7 @@ pub mod role_admin;
 pub mod roles;
 pub mod seed;
 pub mod sessions;
+pub mod singleton;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -3,7 +3,7 @@
 //! through [`crate::download`].
 
 use actix_multipart::Multipart;
-use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, route, web};
 use serde_json::json;
 use vellum_app::{Actor, AppState, files};
 
@@ -153,7 +153,8 @@ pub async fn destroy(
         (status = 503, response = crate::schemas::Unavailable),
     )
 )]
-#[get("/files/{id}/content")]
+// HEAD answers the GET's status and headers without the bytes (`crate::download::serve`).
+#[route("/files/{id}/content", method = "GET", method = "HEAD")]
 pub async fn content(
     state: web::Data<AppState>,
     actor: web::ReqData<Actor>,
@@ -179,7 +180,9 @@ pub async fn content(
         (status = 503, response = crate::schemas::Unavailable),
     )
 )]
-#[get("/files/{id}/transforms/{key}")]
+// HEAD computes a transform that is not stored yet, as GET does: its length and validators
+// are the output's (`docs/api.md`, "Files").
+#[route("/files/{id}/transforms/{key}", method = "GET", method = "HEAD")]
 pub async fn transform(
     state: web::Data<AppState>,
     actor: web::ReqData<Actor>,

@@ -11,6 +11,7 @@ pub mod health;
 pub mod items;
 pub mod openapi;
 pub mod permissions;
+pub mod presentation;
 pub mod roles;
 pub mod schema;
 pub mod settings;

@@ -129,6 +129,10 @@ pub async fn serve() -> HttpResponse {
         super::schema::reorder_fields,
         super::schema::add_field_pack,
         super::schema::create_collection_pack,
+        super::presentation::set_list_columns,
+        super::presentation::set_form_layout,
+        super::presentation::item_options,
+        super::presentation::singleton_content,
     ),
     components(
         schemas(
@@ -169,6 +173,11 @@ pub async fn serve() -> HttpResponse {
             schema_admin::FieldPackResult, schema_admin::FieldPackEnvelope,
             schema_admin::CollectionPackRequest, schema_admin::CollectionPackResult,
             schema_admin::CollectionPackEnvelope,
+            presentation::ListColumnsRequest, presentation::ListColumns,
+            presentation::ListColumnsEnvelope, presentation::FormSection,
+            presentation::FormLayoutRequest, presentation::FormLayout,
+            presentation::FormLayoutEnvelope, presentation::ItemOption,
+            presentation::ItemOptionPage,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -189,6 +198,7 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: settings", description = "Admin app: the project settings"),
         (name = "admin: activity log", description = "Admin app: who changed what, when (changed keys, never values of secrets)"),
         (name = "admin: users", description = "Admin app: users, their roles and groups, soft delete, restore and force delete (site root, session cookie)"),
+        (name = "admin: collections", description = "Admin app: a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
         (name = "admin: collections", description = "Admin app: the schema editor: collections, fields, field order, field packs and collection packs (site root, session cookie); changes that touch stored values answer a dry run unless `?confirm=true`"),
     )
@@ -221,6 +231,7 @@ impl Modify for Security {
             ))),
         );
         openapi.servers = Some(vec![Server::new("/api/v1")]);
+        name_head_operations(openapi);
         // The admin app lives at the site root, not under `/api/v1`: its paths say so.
         for item in openapi.paths.paths.values_mut() {
             let admin = [&item.get, &item.post, &item.put, &item.patch, &item.delete]
@@ -234,6 +245,19 @@ impl Modify for Security {
             if admin {
                 item.servers = Some(vec![Server::new("/")]);
             }
+        }
+    }
+}
+
+/// `#[route(…, method = "GET", method = "HEAD")]` documents both methods with one operation id;
+/// ids must be unique, so the HEAD is `<id>Head`.
+fn name_head_operations(openapi: &mut utoipa::openapi::OpenApi) {
+    for item in openapi.paths.paths.values_mut() {
+        if let Some(head) = item.head.as_mut() {
+            if let Some(id) = head.operation_id.as_mut() {
+                id.push_str("Head");
+            }
+            head.summary = Some("The GET's status and headers, without the body".to_owned());
         }
     }
 }
@@ -260,7 +284,9 @@ mod tests {
             .filter(|(key, _)| methods.contains(&key.as_str()))
             .map(|(_, op)| op)
             .collect();
-        assert_eq!(operations.len(), 69);
+        // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes,
+        // + 9 schema routes.
+        assert_eq!(operations.len(), 75);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -272,6 +298,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), 69, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 66, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

@@ -515,3 +515,115 @@ async fn an_unreachable_blob_store_gives_503_and_metadata_still_works() {
     }
     assert_ok(&app.get_as("admin-key", &file_path(id)).await, "show");
 }
+
+/// HEAD of `path` as `key` (None: anonymous) with extra request headers.
+async fn head_with(
+    app: &TestApp,
+    key: Option<&str>,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Response {
+    let mut req = TestApp::request(Method::HEAD, path);
+    for (name, value) in headers {
+        req = req.insert_header(((*name).to_owned(), (*value).to_owned()));
+    }
+    app.send(app.authed(req, key)).await
+}
+
+/// The response's headers but the request id, sorted, for comparing a HEAD with its GET.
+fn comparable_headers(res: &Response) -> Vec<(String, String)> {
+    let mut headers: Vec<(String, String)> = res
+        .headers
+        .iter()
+        .filter(|(name, _)| name.as_str() != "x-request-id")
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                value.to_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    headers.sort();
+    headers
+}
+
+/// A HEAD/GET pair: the key, the path, the request headers and the expected status.
+type HeadCase<'a> = (Option<&'a str>, String, Vec<(&'a str, &'a str)>, StatusCode);
+
+/// HEAD answers exactly the GET's status and headers (length, type, validators, range,
+/// disposition) with no body, for every outcome: 200, 206, 304, 416, 403 and 404 (issue 18).
+#[actix_web::test]
+async fn head_answers_the_get_status_and_headers_without_the_body() {
+    let app = TestApp::new(project()).await;
+    let bytes = opaque_bytes(1000, 4);
+    let id = upload_into(&app, None, "h.bin", &bytes).await;
+    let page = upload_into(&app, None, "page.html", b"<p>hi</p>").await;
+    let vault = folder(&app, None, "vault", Some(Visibility::Private)).await;
+    let private = upload_into(&app, Some(vault), "p.png", &png(4, 4)).await;
+    let etag = app
+        .get_with(None, &content_path(id), &[])
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let cases: Vec<HeadCase<'_>> = vec![
+        (None, content_path(id), vec![], StatusCode::OK),
+        (Some("viewer-key"), content_path(id), vec![], StatusCode::OK),
+        (None, content_path(page), vec![], StatusCode::OK),
+        (
+            None,
+            content_path(id),
+            vec![("range", "bytes=10-19")],
+            StatusCode::PARTIAL_CONTENT,
+        ),
+        (
+            None,
+            content_path(id),
+            vec![("if-none-match", etag.as_str())],
+            StatusCode::NOT_MODIFIED,
+        ),
+        (
+            None,
+            content_path(id),
+            vec![("range", "bytes=5000-")],
+            StatusCode::RANGE_NOT_SATISFIABLE,
+        ),
+        (None, content_path(private), vec![], StatusCode::FORBIDDEN),
+        (
+            Some("admin-key"),
+            content_path(999_999),
+            vec![],
+            StatusCode::NOT_FOUND,
+        ),
+    ];
+    for (key, path, headers, status) in cases {
+        let what = format!("{path} {headers:?}");
+        let get = app.get_with(key, &path, &headers).await;
+        let head = head_with(&app, key, &path, &headers).await;
+        assert_eq!(get.status, status, "{what}");
+        assert_eq!(head.status, status, "{what}");
+        assert_eq!(
+            comparable_headers(&head),
+            comparable_headers(&get),
+            "{what}"
+        );
+        if status == StatusCode::OK || status == StatusCode::PARTIAL_CONTENT {
+            assert!(head.body.is_empty(), "{what}: HEAD has no body");
+            assert_eq!(
+                head.header("content-length"),
+                Some(get.body.len().to_string().as_str()),
+                "{what}"
+            );
+        }
+    }
+    let head = head_with(&app, None, &content_path(id), &[]).await;
+    assert_eq!(head.header("content-length"), Some("1000"));
+    assert_eq!(
+        head.header("content-type"),
+        Some("application/octet-stream")
+    );
+    assert_eq!(head.header("etag"), Some(etag.as_str()));
+    let ranged = head_with(&app, None, &content_path(id), &[("range", "bytes=10-19")]).await;
+    assert_eq!(ranged.header("content-range"), Some("bytes 10-19/1000"));
+    assert_eq!(ranged.header("content-length"), Some("10"));
+}

@@ -655,3 +655,53 @@ async fn stored_outputs_of_one_original_stay_under_the_byte_cap() {
     let again = app.get(&transform_path(id, "size-20")).await;
     assert_eq!(decoded(&again, "size-20 again").1, 20);
 }
+
+/// HEAD of a transform answers the GET's status and headers without the bytes. On a transform
+/// not stored yet it computes and stores it, as the GET would: its length and type are the
+/// output's, so there is no cheaper honest answer (issue 18).
+#[actix_web::test]
+async fn head_of_a_transform_answers_the_get_headers_without_the_bytes() {
+    let app = TestApp::new(project()).await;
+    let source = png(800, 500);
+    let id = upload_into(&app, None, "head.png", &source).await;
+    let hash = sha256_hex(&source);
+    let head = |path: String| {
+        let app = &app;
+        async move { app.send(TestApp::request(Method::HEAD, &path)).await }
+    };
+    let cold = head(transform_path(id, "small")).await;
+    assert_eq!(cold.status, StatusCode::OK);
+    assert!(cold.body.is_empty());
+    let stored = vellum_storage::files::find_transform(&app.db.conn, &hash, "small")
+        .await
+        .unwrap()
+        .expect("HEAD stored the output");
+    let get = app.get(&transform_path(id, "small")).await;
+    assert_eq!(decoded(&get, "after HEAD").1, 640);
+    assert_eq!(
+        stored.filesize,
+        Some(i64::try_from(get.body.len()).unwrap())
+    );
+    for name in [
+        "content-length",
+        "content-type",
+        "etag",
+        "cache-control",
+        "last-modified",
+    ] {
+        assert!(get.header(name).is_some(), "{name}");
+        assert_eq!(cold.header(name), get.header(name), "{name}");
+    }
+    let warm = head(transform_path(id, "small")).await;
+    assert_eq!(warm.status, StatusCode::OK);
+    assert_eq!(warm.header("etag"), get.header("etag"));
+    // Errors as the GET answers them.
+    assert_eq!(
+        head(transform_path(id, "size-0")).await.status,
+        app.get(&transform_path(id, "size-0")).await.status
+    );
+    assert_not_found(
+        &head(transform_path(999_999, "small")).await,
+        "HEAD, no file",
+    );
+}

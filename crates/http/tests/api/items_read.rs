@@ -545,6 +545,80 @@ async fn malformed_filters_are_422_naming_the_parameter() {
     }
 }
 
+/// A comparison whose operand cannot be a value of the field's type matches nothing; it is a
+/// 422 naming the parameter rather than an empty page that hides the mistake (issue 18).
+#[actix_web::test]
+async fn an_operand_of_the_wrong_type_is_a_422_naming_the_parameter() {
+    let app = TestApp::new(shop()).await;
+    let gadgets = "/api/v1/collections/gadgets/items";
+    let rows: &[(&str, &str, &str)] = &[
+        (PRODUCTS, "filter[price][_eq]=abc", "must be a number"),
+        (PRODUCTS, "filter[price][_neq]=abc", "must be a number"),
+        (PRODUCTS, "filter[price][_gt]=abc", "must be a number"),
+        (PRODUCTS, "filter[price][_gte]=1x", "must be a number"),
+        (PRODUCTS, "filter[price][_lt]=", "must be a number"),
+        (PRODUCTS, "filter[stock][_lte]=NaN", "must be a number"),
+        (
+            PRODUCTS,
+            "filter[price][_in]=2,abc,7",
+            "must list only numbers: \"abc\" is not one",
+        ),
+        (PRODUCTS, "filter[id][_eq]=first", "must be a number"),
+        (
+            PRODUCTS,
+            "filter[created_at][_gt]=yesterday",
+            "must be a date-time (RFC 3339) or a date (YYYY-MM-DD)",
+        ),
+        (
+            gadgets,
+            "filter[featured][_eq]=yes",
+            "must be true, false, 1 or 0",
+        ),
+        (
+            gadgets,
+            "filter[featured][_in]=true,maybe",
+            "must list only true, false, 1 or 0: \"maybe\" is not one",
+        ),
+    ];
+    for (path, query, message) in rows {
+        let res = app.get(&format!("{path}?{query}")).await;
+        let param = query.split_once('=').unwrap().0;
+        assert_invalid(&res, &[param]);
+        assert_eq!(res.json()["errors"][param], json!([message]), "{query}");
+    }
+    // Every bad operand is named at once.
+    let res = app
+        .get(&format!(
+            "{PRODUCTS}?filter[price][_eq]=abc&filter[stock][_gt]=x&filter[sku][_eq]=abc"
+        ))
+        .await;
+    assert_invalid(&res, &["filter[price][_eq]", "filter[stock][_gt]"]);
+    // Operands that are numbers, booleans or instants as the dialect reads them still answer,
+    // and text fields, `_contains` and `_null` take any operand.
+    for query in [
+        "filter[price][_eq]=3.0",
+        "filter[price][_in]=2,%207",
+        "filter[price][_gt]=1e0",
+        "filter[created_at][_lt]=2999-01-01",
+        "filter[created_at][_gt]=2020-01-01T00:00:00%2B02:00",
+        "filter[sku][_eq]=123",
+        "filter[price][_contains]=abc",
+        "filter[price]=abc",
+        "filter[price][_null]=1",
+    ] {
+        let res = app.get(&format!("{PRODUCTS}?{query}")).await;
+        assert_eq!(res.status, StatusCode::OK, "{query}: {:?}", res.json());
+    }
+    assert_eq!(
+        filtered(&app, "filter[price][_in]=2,%207").await,
+        ["B-1", "E-1"]
+    );
+    let res = app
+        .get(&format!("{gadgets}?filter[featured][_in]=1,false"))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.json());
+}
+
 #[actix_web::test]
 async fn filtering_on_a_hidden_or_unknown_field_is_the_same_422() {
     let app = TestApp::new(shop()).await;

@@ -32,4 +32,5 @@ mod redis;
 mod relations;
 mod role_matrix;
 mod smoke;
+mod socket;
 mod transform_budget;

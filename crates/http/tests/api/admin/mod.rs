@@ -6,6 +6,7 @@ mod access_support;
 mod api_keys;
 mod groups;
 mod permissions;
+mod presentation;
 mod roles;
 mod schema;
 mod sessions;
