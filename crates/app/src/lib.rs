@@ -14,6 +14,7 @@
 
 pub mod accounts;
 pub mod activity;
+pub mod admin_items;
 pub mod actor;
 pub mod api_keys;
 mod app_config;

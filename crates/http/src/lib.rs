@@ -142,6 +142,7 @@ pub fn app(
                 .service(routes::groups::delete)
                 .service(routes::groups::restore)
                 .service(routes::groups::force_delete)
+                .configure(routes::admin_items::register)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

@@ -26,6 +26,7 @@ mod error;
 pub mod files;
 mod filter_sql;
 pub mod groups;
+pub mod item_admin;
 pub mod items;
 pub mod keys;
 pub mod links;

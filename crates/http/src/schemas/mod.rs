@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod admin;
+pub mod admin_items;
 pub mod users;
 
 use std::collections::BTreeMap;
