@@ -335,7 +335,13 @@ async fn soft_delete_one(
     target: &Target,
     id: i64,
 ) -> Result<(), AppError> {
-    items::delete(state, &target.actor, &target.collection.slug, &id.to_string()).await?;
+    items::delete(
+        state,
+        &target.actor,
+        target.collection.slug.as_str(),
+        &id.to_string(),
+    )
+    .await?;
     log(
         state,
         principal,
