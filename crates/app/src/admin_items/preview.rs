@@ -152,7 +152,17 @@ pub async fn preview(
                 filter: explained.item_filter,
                 passes,
             },
-            redacted_fields: explained.denied_fields,
+            // Without the read grant every field is redacted (the policy's field plan says so
+            // as a whole, not field by field).
+            redacted_fields: if explained.decision.allowed {
+                explained.denied_fields
+            } else {
+                collection
+                    .fields
+                    .iter()
+                    .map(|f| f.def.name.as_str().to_owned())
+                    .collect()
+            },
             downgraded_expansions,
         },
     })

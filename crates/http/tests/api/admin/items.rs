@@ -73,7 +73,7 @@ pub fn ids(body: &Value) -> Vec<i64> {
 
 /// The activity entries of the `items` log, newest first: (event, subject id, properties).
 pub async fn item_activity(app: &TestApp, s: &Session) -> Vec<(String, String, Value)> {
-    let (status, body) = send(app, Method::GET, "/activity?log_name=items&per_page=100", s, None).await;
+    let (status, body) = send(app, Method::GET, "/activity-logs?log_name=items&per_page=100", s, None).await;
     assert_eq!(status, 200, "{body}");
     body["data"]
         .as_array()
@@ -309,7 +309,7 @@ async fn create_and_update_validate_as_the_public_api_and_are_logged() {
         Method::POST,
         &format!("{items}?locale=de"),
         &root,
-        Some(json!({"data": {"title": "Neu", "internal_notes": "admin only", "author": 1}})),
+        Some(json!({"data": {"title": {"en": "New", "de": "Neu"}, "internal_notes": "admin only", "author": 1}})),
     )
     .await;
     assert_eq!(status, 201, "{created}");
@@ -322,7 +322,7 @@ async fn create_and_update_validate_as_the_public_api_and_are_logged() {
     let (status, updated) = send(&app, Method::PUT, &format!("{items}/{id}"), &root, Some(json!({"data": {"views": 7}}))).await;
     assert_eq!(status, 200, "{updated}");
     assert_eq!(updated["data"]["data"]["views"], 7);
-    // Only the fields sent change; the German title stays, the default locale has none.
+    // Only the fields sent change.
     let (_, shown) = send(&app, Method::GET, &format!("{items}/{id}?locale=de"), &root, None).await;
     assert_eq!(shown["data"]["data"]["title"], "Neu");
     assert_eq!(shown["data"]["data"]["internal_notes"], "admin only");
