@@ -438,11 +438,7 @@ fn to_text(value: &impl Serialize) -> Result<Rendered, AppError> {
 }
 
 /// Every file id referenced by file fields of `data`, inside blocks too.
-pub(crate) fn collect_file_ids(
-    fields: &[FieldDef],
-    data: &Map<String, Value>,
-    out: &mut Vec<i64>,
-) {
+pub(crate) fn collect_file_ids(fields: &[FieldDef], data: &Map<String, Value>, out: &mut Vec<i64>) {
     for field in fields {
         let Some(value) = data.get(field.name.as_str()) else {
             continue;

@@ -64,10 +64,15 @@ fn read_ids(body: &Json) -> Result<Vec<i64>, AppError> {
     let invalid = || {
         AppError::invalid(
             "ids",
-            format!("The ids field is required and must be a list of 1 to {MAX_BULK_IDS} positive integers."),
+            format!(
+                "The ids field is required and must be a list of 1 to {MAX_BULK_IDS} positive integers."
+            ),
         )
     };
-    let list = body.get("ids").and_then(Json::as_array).ok_or_else(invalid)?;
+    let list = body
+        .get("ids")
+        .and_then(Json::as_array)
+        .ok_or_else(invalid)?;
     if list.is_empty() || list.len() > MAX_BULK_IDS {
         return Err(invalid());
     }

@@ -92,11 +92,17 @@ impl std::fmt::Debug for Export {
 }
 
 fn parse_format(query: &str, errors: &mut ValidationErrors) -> ExportFormat {
-    match first(&pairs(query), "format").map(str::to_ascii_lowercase).as_deref() {
+    match first(&pairs(query), "format")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("csv") => ExportFormat::Csv,
         Some("json") => ExportFormat::Json,
         _ => {
-            errors.add("format", "The format field is required and must be csv or json.");
+            errors.add(
+                "format",
+                "The format field is required and must be csv or json.",
+            );
             ExportFormat::Csv
         }
     }
@@ -355,7 +361,10 @@ mod tests {
         assert_eq!(cell(&Json::Null), "");
         assert_eq!(cell(&serde_json::json!(-5)), "-5");
         assert_eq!(cell(&serde_json::json!(true)), "true");
-        assert_eq!(cell(&serde_json::json!(["a", "b"])), "\"[\"\"a\"\",\"\"b\"\"]\"");
+        assert_eq!(
+            cell(&serde_json::json!(["a", "b"])),
+            "\"[\"\"a\"\",\"\"b\"\"]\""
+        );
     }
 
     #[test]
@@ -364,7 +373,10 @@ mod tests {
         assert_eq!(cell(&Json::from("+1")), "'+1");
         assert_eq!(cell(&Json::from("-1")), "'-1");
         assert_eq!(cell(&Json::from("@SUM(A1)")), "'@SUM(A1)");
-        assert_eq!(cell(&Json::from("=HYPERLINK(\"x\",\"y\")")), "\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
+        assert_eq!(
+            cell(&Json::from("=HYPERLINK(\"x\",\"y\")")),
+            "\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\""
+        );
         assert_eq!(cell(&Json::from("a=b")), "a=b");
     }
 }

@@ -39,9 +39,7 @@ pub async fn list(
     };
     let page = match query.shelf {
         Shelf::Live => stored::list_items(state.db(), &collection, &scope, &list).await?,
-        Shelf::Trashed => {
-            item_admin::list_trashed(state.db(), &collection, &scope, &list).await?
-        }
+        Shelf::Trashed => item_admin::list_trashed(state.db(), &collection, &scope, &list).await?,
     };
     let meta = PageMeta {
         current_page: page.current_page,

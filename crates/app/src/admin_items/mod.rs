@@ -247,14 +247,8 @@ where
         open(state, principal, "can-create-collections", slug).await?;
     let body = body.await?;
     let body = body.as_ref();
-    let rendered = items::create(
-        state,
-        &actor,
-        slug,
-        query,
-        ready(Ok::<_, AppError>(body)),
-    )
-    .await?;
+    let rendered =
+        items::create(state, &actor, slug, query, ready(Ok::<_, AppError>(body))).await?;
     let id = rendered_id(&rendered)?;
     log(
         state,

@@ -139,8 +139,8 @@ pub async fn preview(
         }
         None => Vec::new(),
     };
-    let passes = (explained.item_filter.is_some() && explained.decision.allowed)
-        .then_some(seen.allowed);
+    let passes =
+        (explained.item_filter.is_some() && explained.decision.allowed).then_some(seen.allowed);
     Ok(Preview {
         role: role.name.clone(),
         readable: payload.is_some(),

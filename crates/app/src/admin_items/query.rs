@@ -126,7 +126,10 @@ fn parse_sort(
             false
         }
     };
-    let field = match first(pairs, "sort").map(str::trim).filter(|s| !s.is_empty()) {
+    let field = match first(pairs, "sort")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         None => FilterField::Id,
         Some(raw) => match FilterField::parse(raw) {
             Ok(field) if sortable(collection, &field) => field,
@@ -143,7 +146,10 @@ fn parse_sort(
 }
 
 fn parse_trashed(pairs: &[(String, String)], errors: &mut ValidationErrors) -> Shelf {
-    match first(pairs, "trashed").map(str::to_ascii_lowercase).as_deref() {
+    match first(pairs, "trashed")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("" | "0" | "false") => Shelf::Live,
         Some("1" | "true") => Shelf::Trashed,
         Some(_) => {

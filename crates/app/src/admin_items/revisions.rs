@@ -107,7 +107,8 @@ pub async fn restore_revision(
         // A locale map replaces only the locales it names: a translation added since is
         // removed by naming it as null.
         if field.def.translatable
-            && let (Json::Object(old), Some(Json::Object(now))) = (&mut value, current.data.get(name))
+            && let (Json::Object(old), Some(Json::Object(now))) =
+                (&mut value, current.data.get(name))
         {
             for locale in now.keys() {
                 if !old.contains_key(locale) && locales.is_enabled(locale) {

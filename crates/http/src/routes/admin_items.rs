@@ -95,8 +95,7 @@ pub async fn export(
     collection: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let export =
-        admin_items::export(&state, &signed_in.0, &collection, req.query_string()).await?;
+    let export = admin_items::export(&state, &signed_in.0, &collection, req.query_string()).await?;
     let disposition = format!("attachment; filename=\"{}\"", export.filename);
     Ok(HttpResponse::Ok()
         .content_type(export.format.content_type())
@@ -371,15 +370,9 @@ pub async fn restore_revision(
 ) -> Result<HttpResponse, ApiError> {
     let (collection, item, revision) = path.into_inner();
     let query = req.query_string();
-    let data = admin_items::restore_revision(
-        &state,
-        &signed_in.0,
-        &collection,
-        &item,
-        &revision,
-        query,
-    )
-    .await?;
+    let data =
+        admin_items::restore_revision(&state, &signed_in.0, &collection, &item, &revision, query)
+            .await?;
     Ok(HttpResponse::Ok().json(One { data: &data }))
 }
 

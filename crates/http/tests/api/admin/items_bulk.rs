@@ -30,11 +30,23 @@ async fn each_action_needs_its_own_permission() {
         assert_eq!((status, &answer), (403, &forbidden), "{action}");
     }
     let anonymous = app
-        .admin(Method::POST, BULK, None, Some(json!({"action": "delete", "ids": [5]})))
+        .admin(
+            Method::POST,
+            BULK,
+            None,
+            Some(json!({"action": "delete", "ids": [5]})),
+        )
         .await;
     assert_eq!(anonymous.status, 401);
     // Nothing was deleted by the refusals.
-    let (_, live) = send(&app, Method::GET, "/collections/articles/items", &root, None).await;
+    let (_, live) = send(
+        &app,
+        Method::GET,
+        "/collections/articles/items",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(ids(&live), [4, 5]);
 
     let ok = json!({"data": {"succeeded": [5], "failed": []}});
@@ -47,7 +59,14 @@ async fn each_action_needs_its_own_permission() {
         let answer = send(&app, Method::POST, BULK, session, Some(body)).await;
         assert_eq!(answer, (200, ok.clone()), "{action}");
     }
-    let (_, live) = send(&app, Method::GET, "/collections/articles/items", &root, None).await;
+    let (_, live) = send(
+        &app,
+        Method::GET,
+        "/collections/articles/items",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(ids(&live), [4]);
 }
 
@@ -77,7 +96,14 @@ async fn partial_failures_are_reported_per_id() {
         bulk("delete", json!([4, extra])).await,
         json!({"succeeded": [extra], "failed": [{"id": 4, "message": "Not found."}]})
     );
-    let (_, trash) = send(&app, Method::GET, "/collections/articles/items?trashed=1", &root, None).await;
+    let (_, trash) = send(
+        &app,
+        Method::GET,
+        "/collections/articles/items?trashed=1",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(ids(&trash), [4, 5, extra]);
     assert_eq!(
         bulk("restore", json!([4, 999])).await,
@@ -92,9 +118,23 @@ async fn partial_failures_are_reported_per_id() {
         bulk("force_delete", json!([extra, 999, 5])).await,
         json!({"succeeded": [extra, 5], "failed": [{"id": 999, "message": "Not found."}]})
     );
-    let (_, live) = send(&app, Method::GET, "/collections/articles/items", &root, None).await;
+    let (_, live) = send(
+        &app,
+        Method::GET,
+        "/collections/articles/items",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(ids(&live), [4]);
-    let (_, trash) = send(&app, Method::GET, "/collections/articles/items?trashed=1", &root, None).await;
+    let (_, trash) = send(
+        &app,
+        Method::GET,
+        "/collections/articles/items?trashed=1",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(ids(&trash), Vec::<i64>::new());
     // One activity entry per item changed, none for the failures.
     let events: Vec<(String, String)> = item_activity(&app, &root)
@@ -139,13 +179,34 @@ async fn the_body_is_validated() {
         assert_eq!(status, 422, "{body}: {answer}");
         assert_eq!(error_fields(&answer), [field], "{body}");
     }
-    let (status, _) = send(&app, Method::POST, "/collections/nope/items/bulk", &root, Some(json!({"action": "delete", "ids": [4]}))).await;
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/collections/nope/items/bulk",
+        &root,
+        Some(json!({"action": "delete", "ids": [4]})),
+    )
+    .await;
     assert_eq!(status, 404);
     // 100 ids is the most, and allowed.
     let hundred: Vec<i64> = (1..=100).collect();
-    let (status, body) = send(&app, Method::POST, BULK, &root, Some(json!({"action": "restore", "ids": hundred}))).await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        BULK,
+        &root,
+        Some(json!({"action": "restore", "ids": hundred})),
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(body["data"]["failed"].as_array().unwrap().len(), 100);
-    let (_, live) = send(&app, Method::GET, "/collections/articles/items", &root, None).await;
+    let (_, live) = send(
+        &app,
+        Method::GET,
+        "/collections/articles/items",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(ids(&live), [4, 5], "nothing changed");
 }

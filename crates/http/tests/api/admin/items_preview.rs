@@ -13,9 +13,15 @@ use crate::support::TestApp;
 
 async fn preview(app: &TestApp, s: &Session, item: i64, query: &str) -> (u16, Value, String) {
     let path = format!("/collections/articles/items/{item}/preview-as-role?{query}");
-    let res = app.send(admin_request(Method::GET, &path, Some(s), None)).await;
+    let res = app
+        .send(admin_request(Method::GET, &path, Some(s), None))
+        .await;
     let text = String::from_utf8(res.body.clone()).unwrap();
-    let json = if res.body.is_empty() { Value::Null } else { res.json() };
+    let json = if res.body.is_empty() {
+        Value::Null
+    } else {
+        res.json()
+    };
     (res.status.as_u16(), json, text)
 }
 
@@ -36,7 +42,10 @@ async fn the_payload_is_the_roles_public_api_answer() {
     let public = app.get("/api/v1/collections/articles/items/4").await;
     assert_eq!(public.status, 200);
     let raw = raw_data(&public.body);
-    assert!(text.contains(&format!("\"payload\":{raw}")), "{text}\nlacks\n{raw}");
+    assert!(
+        text.contains(&format!("\"payload\":{raw}")),
+        "{text}\nlacks\n{raw}"
+    );
     let data = &body["data"];
     assert_eq!(data["role"], "public");
     assert_eq!(data["readable"], true);
@@ -58,9 +67,14 @@ async fn the_payload_is_the_roles_public_api_answer() {
     let query = "include=author,tags&locale=de";
     let (status, body, text) = preview(&app, &root, 4, &format!("role=public&{query}")).await;
     assert_eq!(status, 200);
-    let public = app.get(&format!("/api/v1/collections/articles/items/4?{query}")).await;
+    let public = app
+        .get(&format!("/api/v1/collections/articles/items/4?{query}"))
+        .await;
     let raw = raw_data(&public.body);
-    assert!(text.contains(&format!("\"payload\":{raw}")), "{text}\nlacks\n{raw}");
+    assert!(
+        text.contains(&format!("\"payload\":{raw}")),
+        "{text}\nlacks\n{raw}"
+    );
     let payload = &body["data"]["payload"]["data"];
     assert_eq!(payload["title"], "Hallo");
     assert_eq!(payload["author"]["data"]["name"], "Ada");
@@ -78,12 +92,23 @@ async fn the_payload_is_the_roles_public_api_answer() {
             (json!("tags"), json!(3), json!("lean"))
         ]
     );
-    assert!(downgraded[0]["reason"].as_str().unwrap().contains("tags"), "{downgraded}");
+    assert!(
+        downgraded[0]["reason"].as_str().unwrap().contains("tags"),
+        "{downgraded}"
+    );
 
     // The editor reads tags: nothing is downgraded for it.
     let (_, body, text) = preview(&app, &root, 4, &format!("role=editor&{query}")).await;
-    assert_eq!(body["data"]["explanation"]["downgraded_expansions"], json!([]));
-    let editor = app.get_as("editor-key", &format!("/api/v1/collections/articles/items/4?{query}")).await;
+    assert_eq!(
+        body["data"]["explanation"]["downgraded_expansions"],
+        json!([])
+    );
+    let editor = app
+        .get_as(
+            "editor-key",
+            &format!("/api/v1/collections/articles/items/4?{query}"),
+        )
+        .await;
     assert!(text.contains(&format!("\"payload\":{}", raw_data(&editor.body))));
 }
 
@@ -91,11 +116,17 @@ async fn the_payload_is_the_roles_public_api_answer() {
 async fn unreadable_items_have_no_payload_and_say_why() {
     let (app, root) = app_and_root().await;
     // Item 5 is a draft, outside the public role's item filter.
-    assert_eq!(app.get("/api/v1/collections/articles/items/5").await.status, 404);
+    assert_eq!(
+        app.get("/api/v1/collections/articles/items/5").await.status,
+        404
+    );
     let (status, body, _) = preview(&app, &root, 5, "role=public").await;
     assert_eq!(status, 200);
     let data = &body["data"];
-    assert_eq!((&data["readable"], &data["payload"]), (&json!(false), &Value::Null));
+    assert_eq!(
+        (&data["readable"], &data["payload"]),
+        (&json!(false), &Value::Null)
+    );
     assert_eq!(data["explanation"]["grant"]["allowed"], true);
     assert_eq!(data["explanation"]["item"]["allowed"], false);
     assert_eq!(data["explanation"]["item"]["rule"], "item_filter");
@@ -105,13 +136,31 @@ async fn unreadable_items_have_no_payload_and_say_why() {
     let (status, body, _) = preview(&app, &root, 4, "role=reader").await;
     assert_eq!(status, 200);
     let data = &body["data"];
-    assert_eq!((&data["readable"], &data["payload"]), (&json!(false), &Value::Null));
+    assert_eq!(
+        (&data["readable"], &data["payload"]),
+        (&json!(false), &Value::Null)
+    );
     assert_eq!(data["explanation"]["grant"]["allowed"], false);
     assert_eq!(data["explanation"]["grant"]["rule"], "collection_grant");
-    assert_eq!(data["explanation"]["item_filter"], json!({"filter": null, "passes": null}));
-    let mut redacted: Vec<String> = serde_json::from_value(data["explanation"]["redacted_fields"].clone()).unwrap();
+    assert_eq!(
+        data["explanation"]["item_filter"],
+        json!({"filter": null, "passes": null})
+    );
+    let mut redacted: Vec<String> =
+        serde_json::from_value(data["explanation"]["redacted_fields"].clone()).unwrap();
     redacted.sort();
-    assert_eq!(redacted, ["author", "cover", "internal_notes", "status", "tags", "title", "views"]);
+    assert_eq!(
+        redacted,
+        [
+            "author",
+            "cover",
+            "internal_notes",
+            "status",
+            "tags",
+            "title",
+            "views"
+        ]
+    );
     assert_eq!(data["explanation"]["downgraded_expansions"], json!([]));
 
     // super-admin reads everything.
@@ -136,7 +185,14 @@ async fn the_role_must_exist_and_the_item_be_live() {
         assert_eq!(status, 422, "{query}: {body}");
         assert_eq!(error_fields(&body), [field], "{query}");
     }
-    let (status, _) = send(&app, Method::DELETE, "/collections/articles/items/4", &root, None).await;
+    let (status, _) = send(
+        &app,
+        Method::DELETE,
+        "/collections/articles/items/4",
+        &root,
+        None,
+    )
+    .await;
     assert_eq!(status, 204);
     let (status, body, _) = preview(&app, &root, 4, "role=public").await;
     assert_eq!((status, body), (404, json!({"message": "Not found."})));
