@@ -218,12 +218,9 @@ impl Cursor {
             }
             Stage::Rows if self.next < self.ids.len() => {
                 let end = self.next.saturating_add(EXPORT_CHUNK).min(self.ids.len());
-                let chunk = item_admin::items_in_order(
-                    self.state.db(),
-                    &self.collection,
-                    &self.ids[self.next..end],
-                )
-                .await?;
+                let ids = self.ids.get(self.next..end).unwrap_or_default();
+                let chunk =
+                    item_admin::items_in_order(self.state.db(), &self.collection, ids).await?;
                 let first = self.next == 0;
                 self.next = end;
                 let bytes = match self.format {
