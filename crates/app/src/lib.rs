@@ -15,6 +15,7 @@
 pub mod accounts;
 pub mod activity;
 pub mod actor;
+pub mod admin_items;
 pub mod api_keys;
 mod app_config;
 pub mod cache;

@@ -224,7 +224,7 @@ fn visible(actor: &Actor, collection: &Collection, item: &Item) -> bool {
     })
 }
 
-fn is_expandable(field: &FieldDef) -> bool {
+pub(crate) fn is_expandable(field: &FieldDef) -> bool {
     matches!(
         field.shape(),
         ValueShape::ItemId
@@ -245,7 +245,7 @@ fn related_collection(field: &FieldDef) -> Option<i64> {
 
 /// `(collection id, item id)` of every link in a relation value that expansion renders: the
 /// first [`EXPAND_PER_FIELD`].
-fn link_targets(field: &FieldDef, value: &Value) -> Vec<(i64, i64)> {
+pub(crate) fn link_targets(field: &FieldDef, value: &Value) -> Vec<(i64, i64)> {
     let single = related_collection(field);
     match (field.shape(), value) {
         (ValueShape::ItemId, Value::Number(n)) => single.zip(n.as_i64()).into_iter().collect(),
@@ -438,7 +438,7 @@ fn to_text(value: &impl Serialize) -> Result<Rendered, AppError> {
 }
 
 /// Every file id referenced by file fields of `data`, inside blocks too.
-fn collect_file_ids(fields: &[FieldDef], data: &Map<String, Value>, out: &mut Vec<i64>) {
+pub(crate) fn collect_file_ids(fields: &[FieldDef], data: &Map<String, Value>, out: &mut Vec<i64>) {
     for field in fields {
         let Some(value) = data.get(field.name.as_str()) else {
             continue;

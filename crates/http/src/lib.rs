@@ -146,6 +146,7 @@ pub fn app(
                 .configure(routes::schema::register)
                 // Before the admin items routes: `/items/options` is not `/items/{item}`.
                 .configure(routes::presentation::register)
+                .configure(routes::admin_items::register)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

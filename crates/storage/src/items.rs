@@ -86,7 +86,7 @@ pub struct Revision {
 const COLUMNS: &str =
     "id, collection_id, created_at, updated_at, deleted_at, user_created_id, user_updated_id";
 
-fn select(backend: DbBackend) -> Sql {
+pub(crate) fn select(backend: DbBackend) -> Sql {
     let mut sql = Sql::new(backend);
     sql.push("SELECT ")
         .push(COLUMNS)
@@ -98,7 +98,7 @@ fn select(backend: DbBackend) -> Sql {
 
 /// An item as [`select`] reads it (`data` as JSON text).
 #[derive(FromQueryResult)]
-struct ItemRow {
+pub(crate) struct ItemRow {
     id: i32,
     collection_id: i32,
     data: Option<String>,
@@ -128,7 +128,7 @@ impl TryFrom<ItemRow> for Item {
 
 /// A revision as [`revisions`] reads it.
 #[derive(FromQueryResult)]
-struct RevisionRow {
+pub(crate) struct RevisionRow {
     id: i32,
     item_id: i32,
     user_id: Option<i32>,
@@ -775,19 +775,25 @@ pub async fn revisions<C: ConnectionTrait>(
     sql.all_as::<RevisionRow, _>(db)
         .await?
         .into_iter()
-        .map(|row| {
-            Ok(Revision {
-                id: i64::from(row.id),
-                item_id: i64::from(row.item_id),
-                data: match parse_json(row.data.as_deref())? {
-                    Json::Object(map) => map,
-                    _ => Map::new(),
-                },
-                user_id: row.user_id.map(i64::from),
-                created_at: row.created_at,
-            })
-        })
+        .map(Revision::try_from)
         .collect()
+}
+
+impl TryFrom<RevisionRow> for Revision {
+    type Error = StorageError;
+
+    fn try_from(row: RevisionRow) -> Result<Self, StorageError> {
+        Ok(Revision {
+            id: i64::from(row.id),
+            item_id: i64::from(row.item_id),
+            data: match parse_json(row.data.as_deref())? {
+                Json::Object(map) => map,
+                _ => Map::new(),
+            },
+            user_id: row.user_id.map(i64::from),
+            created_at: row.created_at,
+        })
+    }
 }
 
 async fn record_revision<C: ConnectionTrait>(

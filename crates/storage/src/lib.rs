@@ -3,7 +3,7 @@
 //!
 //! One module per thing stored ([`collections`], [`items`], [`links`], [`files`], [`roles`],
 //! [`keys`], [`users`], [`groups`], [`project`], [`blob`]; [`role_admin`], [`permissions`],
-//! [`activity`] and [`dashboard`] serve the admin app; [`seed`] fills a new database); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
+//! [`item_admin`], [`activity`] and [`dashboard`] serve the admin app; [`seed`] fills a new database); each function is generic over `sea_orm::ConnectionTrait`, so it runs on
 //! the pool or inside a caller's transaction. The policy crate's filters are compiled to SQL here
 //! with the evaluator's exact semantics; `unique` values are claimed under a unique index so
 //! concurrent writers cannot both win. `testing::TestDb` (feature `testing`) gives each test a
@@ -27,6 +27,7 @@ pub mod field_changes;
 pub mod files;
 mod filter_sql;
 pub mod groups;
+pub mod item_admin;
 pub mod items;
 pub mod keys;
 pub mod links;

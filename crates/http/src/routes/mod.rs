@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod activity;
+pub mod admin_items;
 pub mod api_keys;
 pub mod collections;
 pub mod dashboard;

@@ -133,6 +133,19 @@ pub async fn serve() -> HttpResponse {
         super::presentation::set_form_layout,
         super::presentation::item_options,
         super::presentation::singleton_content,
+        super::admin_items::list,
+        super::admin_items::export,
+        super::admin_items::new_form,
+        super::admin_items::create,
+        super::admin_items::bulk,
+        super::admin_items::show,
+        super::admin_items::update,
+        super::admin_items::delete_item,
+        super::admin_items::restore,
+        super::admin_items::force_delete,
+        super::admin_items::revisions,
+        super::admin_items::restore_revision,
+        super::admin_items::preview,
     ),
     components(
         schemas(
@@ -178,6 +191,15 @@ pub async fn serve() -> HttpResponse {
             presentation::FormLayoutRequest, presentation::FormLayout,
             presentation::FormLayoutEnvelope, presentation::ItemOption,
             presentation::ItemOptionPage,
+            admin_items::FormLocales, admin_items::ItemForm, admin_items::ItemFormEnvelope,
+            admin_items::AdminItemMeta, admin_items::AdminItemEnvelope,
+            admin_items::AdminItemWritten, admin_items::BulkItemsRequest,
+            admin_items::BulkItemFailure, admin_items::BulkItemsResult,
+            admin_items::BulkItemsEnvelope, admin_items::ItemRevision,
+            admin_items::ItemRevisionPage, admin_items::PolicyDecision,
+            admin_items::PreviewItemFilter, admin_items::DowngradedExpansion,
+            admin_items::PreviewExplanation, admin_items::ItemPreview,
+            admin_items::ItemPreviewEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -198,9 +220,9 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: settings", description = "Admin app: the project settings"),
         (name = "admin: activity log", description = "Admin app: who changed what, when (changed keys, never values of secrets)"),
         (name = "admin: users", description = "Admin app: users, their roles and groups, soft delete, restore and force delete (site root, session cookie)"),
-        (name = "admin: collections", description = "Admin app: a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
-        (name = "admin: collections", description = "Admin app: the schema editor: collections, fields, field order, field packs and collection packs (site root, session cookie); changes that touch stored values answer a dry run unless `?confirm=true`"),
+        (name = "admin: collections", description = "Admin app: the schema editor (collections, fields, field order, field packs and collection packs; changes that touch stored values answer a dry run unless `?confirm=true`), a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
+        (name = "admin: items", description = "Admin app: a collection's items above roles (gated by the `can-*-collections` permissions): list and trash, export, create, update, soft delete, restore, force delete, bulk actions, revisions, preview as a role"),
     )
 )]
 pub struct ApiDoc;
@@ -285,8 +307,8 @@ mod tests {
             .map(|(_, op)| op)
             .collect();
         // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes,
-        // + 9 schema routes.
-        assert_eq!(operations.len(), 75);
+        // + 9 schema routes, + 13 item routes.
+        assert_eq!(operations.len(), 88);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -297,8 +319,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 69, "operation ids must be unique: {ids:?}");
-        assert_eq!(ids.len(), 66, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 88, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

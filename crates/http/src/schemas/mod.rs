@@ -7,6 +7,7 @@ pub mod access;
 pub mod admin;
 pub mod schema_admin;
 pub mod presentation;
+pub mod admin_items;
 pub mod users;
 
 use std::collections::BTreeMap;

@@ -5,6 +5,10 @@
 mod access_support;
 mod api_keys;
 mod groups;
+mod items;
+mod items_bulk;
+mod items_export;
+mod items_preview;
 mod permissions;
 mod presentation;
 mod roles;

@@ -1,0 +1,199 @@
+//! `GET /collections/{collection}/items/{item}/preview-as-role?role=NAME`: the payload is
+//! byte for byte what the role's public API answers; `readable` is false without the read grant
+//! or outside the role's item filter; the explanation names the grant, the item filter, the
+//! redacted fields and the downgraded expansions.
+
+use actix_web::http::Method;
+use serde_json::{Value, json};
+
+use super::access_support::{error_fields, send};
+use super::items::app_and_root;
+use super::{Session, admin_request};
+use crate::support::TestApp;
+
+async fn preview(app: &TestApp, s: &Session, item: i64, query: &str) -> (u16, Value, String) {
+    let path = format!("/collections/articles/items/{item}/preview-as-role?{query}");
+    let res = app
+        .send(admin_request(Method::GET, &path, Some(s), None))
+        .await;
+    let text = String::from_utf8(res.body.clone()).unwrap();
+    let json = if res.body.is_empty() {
+        Value::Null
+    } else {
+        res.json()
+    };
+    (res.status.as_u16(), json, text)
+}
+
+/// The raw `data` of a public API response (`{"data":…}`), as text.
+fn raw_data(body: &[u8]) -> String {
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    text.strip_prefix("{\"data\":")
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("not an envelope: {text}"))
+        .to_owned()
+}
+
+#[actix_web::test]
+async fn the_payload_is_the_roles_public_api_answer() {
+    let (app, root) = app_and_root().await;
+    let (status, body, text) = preview(&app, &root, 4, "role=public").await;
+    assert_eq!(status, 200, "{body}");
+    let public = app.get("/api/v1/collections/articles/items/4").await;
+    assert_eq!(public.status, 200);
+    let raw = raw_data(&public.body);
+    assert!(
+        text.contains(&format!("\"payload\":{raw}")),
+        "{text}\nlacks\n{raw}"
+    );
+    let data = &body["data"];
+    assert_eq!(data["role"], "public");
+    assert_eq!(data["readable"], true);
+    assert!(data["payload"]["data"].get("internal_notes").is_none());
+    assert_eq!(data["payload"]["data"]["title"], "Hello");
+    assert_eq!(
+        data["explanation"],
+        json!({
+            "grant": {"allowed": true, "rule": "collection_grant", "reason": "allowed: the role has the read grant on collection \"articles\""},
+            "item": {"allowed": true, "rule": "item_filter", "reason": data["explanation"]["item"]["reason"]},
+            "item_filter": {"filter": {"status": {"_eq": "published"}}, "passes": true},
+            "redacted_fields": ["internal_notes"],
+            "downgraded_expansions": []
+        })
+    );
+
+    // The public show's parameters pass through; tags are no collection `public` reads, so they
+    // stay lean links, which the explanation lists.
+    let query = "include=author,tags&locale=de";
+    let (status, body, text) = preview(&app, &root, 4, &format!("role=public&{query}")).await;
+    assert_eq!(status, 200);
+    let public = app
+        .get(&format!("/api/v1/collections/articles/items/4?{query}"))
+        .await;
+    let raw = raw_data(&public.body);
+    assert!(
+        text.contains(&format!("\"payload\":{raw}")),
+        "{text}\nlacks\n{raw}"
+    );
+    let payload = &body["data"]["payload"]["data"];
+    assert_eq!(payload["title"], "Hallo");
+    assert_eq!(payload["author"]["data"]["name"], "Ada");
+    let downgraded = &body["data"]["explanation"]["downgraded_expansions"];
+    let lean: Vec<(Value, Value, Value)> = downgraded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["field"].clone(), d["id"].clone(), d["outcome"].clone()))
+        .collect();
+    assert_eq!(
+        lean,
+        [
+            (json!("tags"), json!(2), json!("lean")),
+            (json!("tags"), json!(3), json!("lean"))
+        ]
+    );
+    assert!(
+        downgraded[0]["reason"].as_str().unwrap().contains("tags"),
+        "{downgraded}"
+    );
+
+    // The editor reads tags: nothing is downgraded for it.
+    let (_, body, text) = preview(&app, &root, 4, &format!("role=editor&{query}")).await;
+    assert_eq!(
+        body["data"]["explanation"]["downgraded_expansions"],
+        json!([])
+    );
+    let editor = app
+        .get_as(
+            "editor-key",
+            &format!("/api/v1/collections/articles/items/4?{query}"),
+        )
+        .await;
+    assert!(text.contains(&format!("\"payload\":{}", raw_data(&editor.body))));
+}
+
+#[actix_web::test]
+async fn unreadable_items_have_no_payload_and_say_why() {
+    let (app, root) = app_and_root().await;
+    // Item 5 is a draft, outside the public role's item filter.
+    assert_eq!(
+        app.get("/api/v1/collections/articles/items/5").await.status,
+        404
+    );
+    let (status, body, _) = preview(&app, &root, 5, "role=public").await;
+    assert_eq!(status, 200);
+    let data = &body["data"];
+    assert_eq!(
+        (&data["readable"], &data["payload"]),
+        (&json!(false), &Value::Null)
+    );
+    assert_eq!(data["explanation"]["grant"]["allowed"], true);
+    assert_eq!(data["explanation"]["item"]["allowed"], false);
+    assert_eq!(data["explanation"]["item"]["rule"], "item_filter");
+    assert_eq!(data["explanation"]["item_filter"]["passes"], false);
+
+    // `reader` has no grant on articles: nothing readable, every field redacted.
+    let (status, body, _) = preview(&app, &root, 4, "role=reader").await;
+    assert_eq!(status, 200);
+    let data = &body["data"];
+    assert_eq!(
+        (&data["readable"], &data["payload"]),
+        (&json!(false), &Value::Null)
+    );
+    assert_eq!(data["explanation"]["grant"]["allowed"], false);
+    assert_eq!(data["explanation"]["grant"]["rule"], "collection_grant");
+    assert_eq!(
+        data["explanation"]["item_filter"],
+        json!({"filter": null, "passes": null})
+    );
+    let mut redacted: Vec<String> =
+        serde_json::from_value(data["explanation"]["redacted_fields"].clone()).unwrap();
+    redacted.sort();
+    assert_eq!(
+        redacted,
+        [
+            "author",
+            "cover",
+            "internal_notes",
+            "status",
+            "tags",
+            "title",
+            "views"
+        ]
+    );
+    assert_eq!(data["explanation"]["downgraded_expansions"], json!([]));
+
+    // super-admin reads everything.
+    let (_, body, _) = preview(&app, &root, 5, "role=super-admin").await;
+    let data = &body["data"];
+    assert_eq!(data["readable"], true);
+    assert_eq!(data["explanation"]["grant"]["rule"], "super_admin");
+    assert_eq!(data["explanation"]["redacted_fields"], json!([]));
+    assert_eq!(data["payload"]["data"]["internal_notes"], "wip");
+}
+
+#[actix_web::test]
+async fn the_role_must_exist_and_the_item_be_live() {
+    let (app, root) = app_and_root().await;
+    for (query, field) in [
+        ("", "role"),
+        ("role=", "role"),
+        ("role=nobody", "role"),
+        ("role=public&locale=fr", "locale"),
+    ] {
+        let (status, body, _) = preview(&app, &root, 4, query).await;
+        assert_eq!(status, 422, "{query}: {body}");
+        assert_eq!(error_fields(&body), [field], "{query}");
+    }
+    let (status, _) = send(
+        &app,
+        Method::DELETE,
+        "/collections/articles/items/4",
+        &root,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, body, _) = preview(&app, &root, 4, "role=public").await;
+    assert_eq!((status, body), (404, json!({"message": "Not found."})));
+}
