@@ -8,6 +8,7 @@ use crate::error::ApiError;
 
 /// Only the collections the role may read; never an error for missing grants.
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "listCollections",
     tag = "collections",
     security((), ("bearer" = [])),
@@ -24,6 +25,7 @@ pub async fn list(actor: web::ReqData<Actor>) -> HttpResponse {
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "showCollection",
     tag = "collections",
     security((), ("bearer" = [])),

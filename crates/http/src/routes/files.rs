@@ -13,6 +13,7 @@ use crate::error::ApiError;
 use crate::multipart::read_upload;
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "listFiles",
     tag = "files",
     security((), ("bearer" = [])),
@@ -36,6 +37,7 @@ pub async fn list(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "showFile",
     tag = "files",
     security((), ("bearer" = [])),
@@ -59,6 +61,7 @@ pub async fn show(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "uploadFile",
     tag = "files",
     security((), ("bearer" = [])),
@@ -85,6 +88,7 @@ pub async fn upload(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "updateFile",
     tag = "files",
     security((), ("bearer" = [])),
@@ -115,6 +119,7 @@ pub async fn update(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "deleteFile",
     tag = "files",
     security((), ("bearer" = [])),
@@ -138,6 +143,7 @@ pub async fn destroy(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "fileContent",
     tag = "files",
     security((), ("bearer" = [])),
@@ -166,6 +172,7 @@ pub async fn content(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "fileTransform",
     tag = "files",
     security((), ("bearer" = [])),

@@ -15,6 +15,7 @@ struct One<'a> {
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "listItems",
     tag = "items",
     security((), ("bearer" = [])),
@@ -40,6 +41,7 @@ pub async fn list(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "showItem",
     tag = "items",
     security((), ("bearer" = [])),
@@ -66,6 +68,7 @@ pub async fn show(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "createItem",
     tag = "items",
     security((), ("bearer" = [])),
@@ -96,6 +99,7 @@ pub async fn create(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "updateItem",
     tag = "items",
     security((), ("bearer" = [])),
@@ -127,6 +131,7 @@ pub async fn update(
 }
 
 #[utoipa::path(
+    context_path = "/api/v1",
     operation_id = "deleteItem",
     tag = "items",
     security((), ("bearer" = [])),

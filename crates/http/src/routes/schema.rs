@@ -38,6 +38,16 @@ fn dry_run_or_done(dry_run: Option<vellum_app::schema::ValueChanges>) -> HttpRes
     }
 }
 
+#[utoipa::path(
+    operation_id = "listCollectionDefinitions",
+    tag = "admin: collections",
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Every collection with its field and item counts", content_type = "application/json", body = crate::schemas::schema_admin::CollectionOverviewList),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+    )
+)]
 #[get("/collections")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -47,6 +57,19 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(json!({ "data": list })))
 }
 
+#[utoipa::path(
+    operation_id = "createCollection",
+    tag = "admin: collections",
+    security(("session" = [])),
+    request_body(content_type = "application/json", content = crate::schemas::schema_admin::CreateCollectionRequest),
+    responses(
+        (status = 201, description = "The new collection; `Location` names it", content_type = "application/json", body = crate::schemas::schema_admin::CollectionDefinitionEnvelope),
+        (status = 401, response = crate::schemas::Unauthenticated),
+        (status = 403, response = crate::schemas::admin::CrossSite),
+        (status = 413, response = crate::schemas::TooLarge),
+        (status = 422, response = crate::schemas::Invalid),
+    )
+)]
 #[post("/collections")]
 pub async fn create(
     state: web::Data<AppState>,

@@ -5,9 +5,9 @@
 
 pub mod access;
 pub mod admin;
-pub mod schema_admin;
-pub mod presentation;
 pub mod admin_items;
+pub mod presentation;
+pub mod schema_admin;
 pub mod users;
 
 use std::collections::BTreeMap;

@@ -240,8 +240,8 @@ async fn the_openapi_description_tells_item_writes_what_their_422_checks() {
         assert!(text.contains(needle), "{needle}: {text}");
     }
     for (path, method) in [
-        ("/collections/{slug}/items", "post"),
-        ("/collections/{slug}/items/{id}", "patch"),
+        ("/api/v1/collections/{slug}/items", "post"),
+        ("/api/v1/collections/{slug}/items/{id}", "patch"),
     ] {
         assert_eq!(
             doc["paths"][path][method]["responses"]["422"]["$ref"],
