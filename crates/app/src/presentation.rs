@@ -87,16 +87,7 @@ pub async fn set_list_columns(
     let mut presentation = current(state, &collection).await?;
     if presentation.list_columns.as_ref() != Some(&columns) {
         presentation.list_columns = Some(columns.clone());
-        set_presentation(state.db(), collection.id, &presentation).await?;
-        activity::record(
-            state,
-            Some(principal.user_id()),
-            Change::new("collections", "updated")
-                .subject("collection", &collection.slug)
-                .changed(["list_columns"]),
-        )
-        .await;
-        state.invalidate().await;
+        save(state, principal, &collection, &presentation, "list_columns").await?;
     }
     Ok(ListColumns { columns })
 }
@@ -174,18 +165,31 @@ pub async fn set_form_layout(
     let mut presentation = current(state, &collection).await?;
     if presentation.form_layout != stored {
         presentation.form_layout = stored;
-        set_presentation(state.db(), collection.id, &presentation).await?;
-        activity::record(
-            state,
-            Some(principal.user_id()),
-            Change::new("collections", "updated")
-                .subject("collection", &collection.slug)
-                .changed(["form_layout"]),
-        )
-        .await;
-        state.invalidate().await;
+        save(state, principal, &collection, &presentation, "form_layout").await?;
     }
     Ok(FormLayout { layout })
+}
+
+/// Stores a changed presentation, records which `part` changed and moves the epoch (every
+/// replica's snapshot then carries it).
+async fn save(
+    state: &AppState,
+    principal: &Principal,
+    collection: &Collection,
+    presentation: &Presentation,
+    part: &'static str,
+) -> Result<(), AppError> {
+    set_presentation(state.db(), collection.id, presentation).await?;
+    activity::record(
+        state,
+        Some(principal.user_id()),
+        Change::new("collections", "updated")
+            .subject("collection", &collection.slug)
+            .changed([part]),
+    )
+    .await;
+    state.invalidate().await;
+    Ok(())
 }
 
 fn read_layout(input: &mut Input<'_>, collection: &Collection) -> Option<Vec<Json>> {
