@@ -532,7 +532,7 @@ impl Server {
             .body(multipart_file(filename, bytes));
         send(req)
             .await
-            .unwrap_or_else(|e| panic!("upload on {}: {e}", self.name))
+            .unwrap_or_else(|e| panic!("upload on {}: {e:?}", self.name))
     }
 }
 
