@@ -95,10 +95,13 @@ done
 # 3. RSS over eight exports, four at a time.
 before="$(rss VmRSS)"
 for _ in 1 2; do
+  exports=()
   for n in 1 2 3 4; do
     curl -s -o /dev/null -H "Cookie: $cookie" "$base/collections/articles/items/export?format=json" &
+    exports+=($!)
   done
-  wait
+  # Not a bare `wait`: that would wait for the server too.
+  wait "${exports[@]}"
 done
 after="$(rss VmHWM)"
 echo "$before $after" >"$work/rss"
