@@ -11,6 +11,7 @@ use crate::error::AppError;
 use crate::items::{ItemPage, PageMeta};
 use crate::principal::Principal;
 use crate::render::render_items;
+use crate::snapshot::TotalKey;
 
 /// A page of `slug`'s items for the query (`filter`, `sort`, `direction`, `trashed`, `page`,
 /// `per_page`, `locale`, `include`).
@@ -38,7 +39,19 @@ pub async fn list(
         per_page: query.per_page,
     };
     let page = match query.shelf {
-        Shelf::Live => stored::list_items(state.db(), &collection, &scope, &list).await?,
+        Shelf::Live => {
+            // The live total is the public list's: remembered per (collection, locale, filter)
+            // until the epoch moves, instead of a count over the whole collection per request.
+            let key = TotalKey::new(collection.id, &query.read.locale, &query.filter, None);
+            let known = actor.snapshot.total(&key);
+            let page =
+                stored::list_items_with_total(state.db(), &collection, &scope, &list, None, known)
+                    .await?;
+            if known.is_none() {
+                actor.snapshot.remember_total(key, page.total);
+            }
+            page
+        }
         Shelf::Trashed => item_admin::list_trashed(state.db(), &collection, &scope, &list).await?,
     };
     let meta = PageMeta {
