@@ -20,6 +20,9 @@ use actix_codec::{AsyncRead, AsyncWrite, ReadBuf};
 use serde_json::json;
 
 /// The dispatcher's answers that are rewritten, by status code, with their messages.
+/// The longest head [`rewrite`] looks at: the dispatcher's bodiless answers are under 200 bytes.
+const MAX_ANSWER_HEAD: usize = 512;
+
 const ANSWERS: [(&str, &str); 4] = [
     ("400", "The request could not be parsed."),
     ("408", "The request was not received in time."),
@@ -63,6 +66,11 @@ impl<T> Enveloped<T> {
 /// `head` with a JSON body, when `head` is exactly one of the dispatcher's bodiless answers
 /// (a complete head with `content-length: 0` and nothing after it).
 fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
+    // The dispatcher's answers are a status line and a few short headers; every other first
+    // write (a whole response, often with its body) is passed on without being scanned.
+    if head.len() > MAX_ANSWER_HEAD {
+        return None;
+    }
     let text = std::str::from_utf8(head).ok()?;
     let lines = text.strip_suffix("\r\n\r\n")?;
     let mut lines = lines.split("\r\n");
