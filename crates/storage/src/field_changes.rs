@@ -1,14 +1,19 @@
 //! Schema changes that touch stored values (issue 18): a field's type, translatability or
 //! relation target changed, a field renamed, a field removed with its values.
 //!
-//! None of them runs as one transaction over the whole collection: at 100,000 items that would
-//! hold SQLite's write lock (and every item write behind it) for seconds. Each is a short
-//! transaction that switches the definition, and then passes over the items in batches of
-//! [`BATCH`] ids (keyset by id, each batch its own short write transaction, rows locked on
-//! PostgreSQL), so readers are never blocked (WAL on SQLite, MVCC on PostgreSQL) and writers
-//! wait at most one batch. Every batch operation is idempotent: the application layer runs the
-//! pass again after moving the epoch, which catches values written meanwhile by requests that
-//! were still validating against the old definition.
+//! A type change of an ordinary field, and a removal, do not run as one transaction over the
+//! whole collection: at 100,000 items that would hold SQLite's write lock (and every item write
+//! behind it) for seconds. Each is a short transaction that switches the definition, and then
+//! passes over the items in batches of [`BATCH`] ids (keyset by id, each batch its own short
+//! write transaction, rows locked on PostgreSQL), so readers are never blocked (WAL on SQLite,
+//! MVCC on PostgreSQL) and writers wait at most one batch. Every batch operation is idempotent:
+//! the application layer runs the pass again after moving the epoch, which catches values
+//! written meanwhile by requests that were still validating against the old definition.
+//!
+//! Two changes are all-or-nothing instead: a rename ([`rename_field`]: one `UPDATE` moves the
+//! key in every item, so no reader sees the new name over data not yet moved), and a type
+//! change of a field under a `unique` rule ([`switch_and_convert`]: a collision found halfway
+//! must not leave half the values converted).
 
 use sea_orm::{ConnectionTrait, FromQueryResult, TransactionSession, TransactionTrait};
 use serde_json::{Map, Value as Json};
@@ -105,10 +110,20 @@ pub async fn switch_field<C: ConnectionTrait + TransactionTrait>(
     collection: &Collection,
     new: &FieldDef,
 ) -> Result<Collection, StorageError> {
+    let tx = begin_write(db).await?;
+    let saved = switch_in(&tx, collection, new).await?;
+    tx.commit().await?;
+    Ok(saved)
+}
+
+async fn switch_in<C: ConnectionTrait>(
+    tx: &C,
+    collection: &Collection,
+    new: &FieldDef,
+) -> Result<Collection, StorageError> {
     let old = collection
         .field(new.name.as_str())
         .ok_or(StorageError::NotFound { what: "field" })?;
-    let tx = begin_write(db).await?;
     let backend = tx.get_database_backend();
     let field_id = id_param(old.id).unwrap_or(0);
     let mut sql = Sql::new(backend);
@@ -120,18 +135,56 @@ pub async fn switch_field<C: ConnectionTrait + TransactionTrait>(
         .bind_json(&new.settings.to_json())
         .push(" WHERE id = ")
         .bind(field_id);
-    sql.execute(&tx).await?;
+    sql.execute(tx).await?;
     let mut sql = Sql::new(backend);
     sql.push("DELETE FROM item_links WHERE field_id = ")
         .bind(field_id);
-    sql.execute(&tx).await?;
-    unclaim(&tx, collection.sql_id()?, new.name.as_str()).await?;
-    let saved = collection_by_id(&tx, collection.id)
+    sql.execute(tx).await?;
+    unclaim(tx, collection.sql_id()?, new.name.as_str()).await?;
+    let saved = collection_by_id(tx, collection.id)
         .await?
         .ok_or(StorageError::NotFound { what: "collection" })?;
-    rebuild_scalar_index(&tx, &saved).await?;
-    tx.commit().await?;
+    rebuild_scalar_index(tx, &saved).await?;
     Ok(saved)
+}
+
+/// Switches field `new.name` to `new` and converts every item's value with `convert`, all in
+/// one transaction: for a field under a `unique` rule, whose claims are dropped by the switch
+/// and rebuilt from the converted values. Batches could not keep that rule: between the switch
+/// and the last batch, a write could take a value an unconverted item is about to claim, and a
+/// collision found halfway would leave half the values converted. Here a collision rolls back
+/// everything (definition and values) and readers see the old field and values until the
+/// commit; writers of the collection wait for it (the price of the rule, paid only by changes
+/// to unique fields). Answers the saved collection and the number of values rewritten.
+///
+/// # Errors
+/// [`StorageError::Conflict`] when converted values collide under the `unique` rule (nothing
+/// is changed); [`StorageError::NotFound`] without such a field; a database error.
+#[instrument(skip_all, err, fields(collection = %collection.slug, field = %new.name))]
+pub async fn switch_and_convert<C, F>(
+    db: &C,
+    collection: &Collection,
+    new: &FieldDef,
+    convert: F,
+) -> Result<(Collection, u64), StorageError>
+where
+    C: ConnectionTrait + TransactionTrait,
+    F: Fn(&Json) -> Result<Json, String>,
+{
+    let tx = begin_write(db).await?;
+    let saved = switch_in(&tx, collection, new).await?;
+    let mut changed = 0;
+    let mut after = 0;
+    loop {
+        let outcome = convert_rows(&tx, &saved, &new.name, after, &convert).await?;
+        changed += outcome.changed;
+        match outcome.last_id {
+            Some(last) => after = last,
+            None => break,
+        }
+    }
+    tx.commit().await?;
+    Ok((saved, changed))
 }
 
 /// What one batch did.
@@ -165,11 +218,27 @@ where
     C: ConnectionTrait + TransactionTrait,
     F: Fn(&Json) -> Result<Json, String>,
 {
+    let tx = begin_write(db).await?;
+    let outcome = convert_rows(&tx, collection, field, after, &convert).await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+async fn convert_rows<C, F>(
+    tx: &C,
+    collection: &Collection,
+    field: &FieldName,
+    after: i64,
+    convert: &F,
+) -> Result<BatchOutcome, StorageError>
+where
+    C: ConnectionTrait,
+    F: Fn(&Json) -> Result<Json, String>,
+{
     let Some(stored) = collection.field(field.as_str()) else {
         return Err(StorageError::NotFound { what: "field" });
     };
-    let tx = begin_write(db).await?;
-    let rows = batch_rows(&tx, collection, after, BATCH, true).await?;
+    let rows = batch_rows(tx, collection, after, BATCH, true).await?;
     let mut outcome = BatchOutcome::default();
     let only = std::slice::from_ref(field);
     for row in rows {
@@ -186,7 +255,7 @@ where
                 } else {
                     data.insert(field.as_str().to_owned(), converted);
                 }
-                write_data(&tx, row.id, &data).await?;
+                write_data(tx, row.id, &data).await?;
                 outcome.changed += 1;
             }
             Ok(_) => {}
@@ -195,12 +264,12 @@ where
                 continue;
             }
         }
-        sync_links(&tx, collection, id, &data, Some(only)).await?;
+        sync_links(tx, collection, id, &data, Some(only)).await?;
         if is_unique(&stored.def) {
-            release_unique(&tx, id, Some(only)).await?;
+            release_unique(tx, id, Some(only)).await?;
             let checks =
                 stored_unique_values(field, stored.def.translatable, data.get(field.as_str()));
-            claim_unique(&tx, collection, id, &checks)
+            claim_unique(tx, collection, id, &checks)
                 .await
                 .map_err(|e| match e {
                     StorageError::Invalid(_) => StorageError::conflict_on(
@@ -213,7 +282,6 @@ where
                 })?;
         }
     }
-    tx.commit().await?;
     Ok(outcome)
 }
 
@@ -231,11 +299,12 @@ async fn write_data<C: ConnectionTrait>(
     Ok(())
 }
 
-/// Renames field `from` of `collection` to `to` everywhere but in item `data`, in one short
-/// transaction: the field row, its `unique` claims, the role grants' field rules and item
-/// filters on this collection (`rename_rules` rewrites one grant's rules JSON), and the
-/// presentation (display field, template placeholders, list columns, form layout). Item `data`
-/// follows with [`rename_batch`].
+/// Renames field `from` of `collection` to `to` in one transaction: the field row, every item's
+/// `data` key (one `UPDATE` in the database's own JSON functions: about a second at 100,000
+/// items), its `unique` claims, the role grants' field rules and item filters on this
+/// collection (`rename_rules` rewrites one grant's rules JSON), and the presentation (display
+/// field, template placeholders, list columns, form layout). Readers see the old name and the
+/// old keys until the commit, then both new: never the new name over data not yet moved.
 ///
 /// # Errors
 /// [`StorageError::NotFound`] without such a field; a database error.
@@ -274,6 +343,7 @@ where
         .push(" AND field = ")
         .bind(from.as_str());
     sql.execute(&tx).await?;
+    move_key_in(&tx, cid, from.as_str(), to.as_str()).await?;
     rename_in_grants(&tx, cid, &rename_rules).await?;
     crate::collections::set_presentation(&tx, collection.id, presentation).await?;
     let saved = collection_by_id(&tx, collection.id)
@@ -333,28 +403,68 @@ async fn rename_in_grants<C: ConnectionTrait, R: Fn(&Json) -> Json>(
     Ok(())
 }
 
-/// Moves the key `from` to `to` in the `data` of up to [`BATCH`] items with an id above
-/// `after`, in one short write transaction. When an item already holds `to` (written under the
-/// new name since the switch), that value is newer and wins; `from` is dropped either way.
+/// Moves the key `from` to `to` in every item's `data` of `collection` that still holds `from`,
+/// in one short write transaction: the catch-up after a rename, for values written meanwhile
+/// by requests that validated against the old name. A `from` key still present was written
+/// after the rename, so its value is the newer one and replaces `to`. Answers the items moved.
 ///
 /// # Errors
 /// A database error.
 #[instrument(skip_all, err, fields(collection = %collection.slug, from, to))]
-pub async fn rename_batch<C: ConnectionTrait + TransactionTrait>(
+pub async fn move_key<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
     from: &str,
     to: &str,
-    after: i64,
-) -> Result<BatchOutcome, StorageError> {
-    edit_batch(db, collection, after, |data| {
-        let value = data.remove(from)?;
-        if !data.contains_key(to) {
-            data.insert(to.to_owned(), value);
-        }
-        Some(())
-    })
-    .await
+) -> Result<u64, StorageError> {
+    let tx = begin_write(db).await?;
+    let moved = move_key_in(&tx, collection.sql_id()?, from, to).await?;
+    tx.commit().await?;
+    Ok(moved)
+}
+
+async fn move_key_in<C: ConnectionTrait>(
+    tx: &C,
+    cid: i32,
+    from: &str,
+    to: &str,
+) -> Result<u64, StorageError> {
+    let backend = tx.get_database_backend();
+    let mut sql = Sql::new(backend);
+    if sql.is_postgres() {
+        sql.push("UPDATE items SET data = (data - ")
+            .bind(from)
+            .push("::text) || jsonb_build_object(")
+            .bind(to)
+            .push("::text, data -> ")
+            .bind(from)
+            .push("::text) WHERE collection_id = ")
+            .bind(cid)
+            .push(" AND jsonb_exists(data, ")
+            .bind(from)
+            .push("::text)");
+    } else {
+        // `->` answers JSON (not a string that looks like it), so `jsonb_set` keeps the type.
+        let from_path = json_path(from);
+        sql.push("UPDATE items SET data = jsonb_remove(jsonb_set(data, ")
+            .bind(json_path(to))
+            .push(", data -> ")
+            .bind(from_path.clone())
+            .push("), ")
+            .bind(from_path.clone())
+            .push(") WHERE collection_id = ")
+            .bind(cid)
+            .push(" AND json_type(data, ")
+            .bind(from_path)
+            .push(") IS NOT NULL");
+    }
+    sql.execute(tx).await
+}
+
+/// SQLite's JSON path of one top-level key, quoted (field names are `[a-z0-9_]`, quoting keeps
+/// a leading digit or any future character from being read as path syntax).
+fn json_path(key: &str) -> String {
+    format!("$.\"{key}\"")
 }
 
 /// Removes the key `field` from the `data` of up to [`BATCH`] items with an id above `after`

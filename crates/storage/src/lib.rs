@@ -44,7 +44,7 @@ pub mod singleton;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
-mod unique;
+pub mod unique;
 pub mod users;
 
 pub use database::{Backend, Database};

@@ -5,7 +5,7 @@
 use sea_orm::ConnectionTrait;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
-use vellum_domain::{UniqueCheck, ValidationErrors};
+use vellum_domain::{FieldDef, UniqueCheck, ValidationErrors};
 
 use crate::StorageError;
 use crate::model::Collection;
@@ -15,7 +15,11 @@ use crate::sql::{Sql, id_param};
 /// `1.0` and `1e0` are the same number, as filters compare them), so spelling cannot dodge the
 /// rule.
 fn value_key(value: &Json) -> String {
-    let canonical = match value {
+    hex::encode(Sha256::digest(canonical(value).as_bytes()))
+}
+
+fn canonical(value: &Json) -> String {
+    match value {
         Json::Number(n) => match n.as_f64() {
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
             Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).to_string(),
@@ -23,8 +27,32 @@ fn value_key(value: &Json) -> String {
             None => n.to_string(),
         },
         other => other.to_string(),
-    };
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+    }
+}
+
+/// 128-bit digests of the claims `value` would make as field `def`'s value (none when the field
+/// has no `unique` rule), each telling its locale apart: two equal digests are two items taking
+/// the same value. For dry runs, which look for collisions among converted values without
+/// writing a claim; 16 bytes per value keeps that check small at any collection size.
+#[must_use]
+pub fn unique_digests(def: &FieldDef, value: &Json) -> Vec<u128> {
+    if !crate::collections::is_unique(def) {
+        return Vec::new();
+    }
+    crate::collections::stored_unique_values(&def.name, def.translatable, Some(value))
+        .iter()
+        .filter(|check| !check.value.is_null())
+        .map(|check| {
+            let mut hasher = Sha256::new();
+            hasher.update(check.locale.as_ref().map_or("", |l| l.as_str()).as_bytes());
+            hasher.update([0]);
+            hasher.update(canonical(&check.value).as_bytes());
+            let digest = hasher.finalize();
+            let mut first = [0u8; 16];
+            first.copy_from_slice(&digest[..16]);
+            u128::from_be_bytes(first)
+        })
+        .collect()
 }
 
 /// Claims every checked value; the unique index turns a value already claimed by another item

@@ -216,9 +216,7 @@ pub async fn update(
                 field: serde_json::to_value(shown).map_err(AppError::internal)?,
             });
         }
-        current = field_changes::switch_field(db, &collection, &new).await?;
-        state.invalidate().await;
-        changes = passes::convert_all(state, &current, &old, &new, &locales).await?;
+        (current, changes) = passes::convert(state, &collection, &old, &new, &locales).await?;
     } else if new != old {
         let fields = defs(&collection)
             .into_iter()
@@ -287,8 +285,9 @@ fn refusal(old: &FieldDef, dry: &passes::DryRun) -> AppError {
     )
 }
 
-/// Renames field `from` to `to`: the definition, unique claims, role rules and item filters
-/// and the presentation in one short transaction, then every item's `data` in batches.
+/// Renames field `from` to `to`: the definition, every item's `data` key, unique claims, role
+/// rules and item filters and the presentation in one transaction, then a catch-up for values
+/// written under the old name by requests already under way.
 async fn rename_field(
     state: &AppState,
     collection: &Collection,
@@ -302,10 +301,7 @@ async fn rename_field(
         })
         .await?;
     state.invalidate().await;
-    passes::run_twice(state, |after| {
-        field_changes::rename_batch(state.db(), &renamed, from.as_str(), to.as_str(), after)
-    })
-    .await?;
+    passes::catch_up_rename(state, &renamed, from, to).await?;
     Ok(renamed)
 }
 

@@ -7,17 +7,26 @@
 //! Every batch operation is idempotent, so the second pass changes only values written in the
 //! meantime by requests that were still working with the old definition (their snapshot was
 //! taken before the switch). Readers are never blocked (WAL on SQLite, MVCC on PostgreSQL) and
-//! a writer waits at most one batch (500 items).
+//! a writer waits at most one batch (500 items). Renames and type changes of `unique` fields
+//! are one transaction each instead (see `vellum_storage::field_changes`), followed by the same
+//! kind of catch-up.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::time::Duration;
 
 use serde_json::Value as Json;
-use vellum_domain::{ContentLocales, FieldDef, convert_value};
+use vellum_domain::{ContentLocales, FieldDef, FieldName, RuleOperator, convert_value};
 use vellum_storage::field_changes::{self, BatchOutcome};
 use vellum_storage::model::Collection;
+use vellum_storage::unique::unique_digests;
 
 use crate::context::AppState;
 use crate::error::AppError;
+
+fn is_unique(def: &FieldDef) -> bool {
+    def.settings.has_rule(RuleOperator::Unique)
+}
 
 /// How many failing item ids a refusal names.
 pub(crate) const FAILURES_SHOWN: usize = 100;
@@ -32,7 +41,9 @@ pub(crate) struct DryRun {
     pub failure_count: u64,
 }
 
-/// Converts every stored value of `old` to `new` in memory, counting changes and failures.
+/// Converts every stored value of `old` to `new` in memory, counting changes and failures: a
+/// value that cannot be converted, or (under a `unique` rule) whose converted value another
+/// item's converted value already takes. Memory: 16 bytes per unique value seen.
 pub(crate) async fn dry_run(
     state: &AppState,
     collection: &Collection,
@@ -41,6 +52,7 @@ pub(crate) async fn dry_run(
     locales: &ContentLocales,
 ) -> Result<DryRun, AppError> {
     let mut out = DryRun::default();
+    let mut taken: HashMap<u128, i64> = HashMap::new();
     let mut after = 0;
     loop {
         let page = field_changes::field_values(
@@ -57,18 +69,36 @@ pub(crate) async fn dry_run(
         after = last.item_id;
         for v in page {
             match convert_value(old, new, &v.value, locales) {
-                Ok(converted) if converted != v.value => out.changes += 1,
-                Ok(_) => {}
-                Err(reason) => {
-                    out.failure_count += 1;
-                    if out.failures.len() < FAILURES_SHOWN {
-                        out.failures.push((v.item_id, reason));
+                Ok(converted) => {
+                    if converted != v.value {
+                        out.changes += 1;
+                    }
+                    let collision = unique_digests(new, &converted)
+                        .into_iter()
+                        .find_map(|digest| taken.insert(digest, v.item_id));
+                    if let Some(first) = collision {
+                        fail(
+                            &mut out,
+                            v.item_id,
+                            format!(
+                                "its value would equal item {first}'s, and {} is unique",
+                                new.name
+                            ),
+                        );
                     }
                 }
+                Err(reason) => fail(&mut out, v.item_id, reason),
             }
         }
     }
     Ok(out)
+}
+
+fn fail(out: &mut DryRun, id: i64, reason: String) {
+    out.failure_count += 1;
+    if out.failures.len() < FAILURES_SHOWN {
+        out.failures.push((id, reason));
+    }
 }
 
 /// How many items hold a value (not null) of `field`.
@@ -99,8 +129,16 @@ where
     F: Fn(i64) -> Fut,
     Fut: Future<Output = Result<BatchOutcome, vellum_storage::StorageError>>,
 {
+    run_passes(state, 2, batch).await
+}
+
+async fn run_passes<F, Fut>(state: &AppState, passes: u8, batch: F) -> Result<u64, AppError>
+where
+    F: Fn(i64) -> Fut,
+    Fut: Future<Output = Result<BatchOutcome, vellum_storage::StorageError>>,
+{
     let mut changed = 0;
-    for pass in 0..2 {
+    for pass in 0..passes {
         let mut after = 0;
         while let Some(last) = {
             let outcome = batch(after).await?;
@@ -117,17 +155,72 @@ where
     Ok(changed)
 }
 
-/// Converts the stored values of field `new.name` (already switched to `new`) from `old`.
-pub(crate) async fn convert_all(
+/// Switches field `old` of `collection` to `new` and converts its stored values; answers the
+/// saved collection and how many values changed. A field under a `unique` rule converts in one
+/// transaction (a collision rolls everything back: see
+/// [`field_changes::switch_and_convert`]); any other field in batches, so writers of the
+/// collection wait at most one batch.
+pub(crate) async fn convert(
     state: &AppState,
-    switched: &Collection,
+    collection: &Collection,
     old: &FieldDef,
     new: &FieldDef,
     locales: &ContentLocales,
-) -> Result<u64, AppError> {
+) -> Result<(Collection, u64), AppError> {
     let convert = |value: &Json| convert_value(old, new, value, locales);
-    run_twice(state, |after| {
-        field_changes::convert_batch(state.db(), switched, &new.name, after, convert)
+    if is_unique(new) {
+        let (switched, changed) =
+            field_changes::switch_and_convert(state.db(), collection, new, convert).await?;
+        state.invalidate().await;
+        // Catches values written meanwhile under the old definition (claims stay checked).
+        run_passes(state, 1, |after| {
+            field_changes::convert_batch(state.db(), &switched, &new.name, after, convert)
+        })
+        .await?;
+        return Ok((switched, changed));
+    }
+    let switched = field_changes::switch_field(state.db(), collection, new).await?;
+    state.invalidate().await;
+    let changed = run_twice(state, |after| {
+        field_changes::convert_batch(state.db(), &switched, &new.name, after, convert)
     })
-    .await
+    .await?;
+    Ok((switched, changed))
+}
+
+/// How long after a rename the second catch-up runs: longer than a writer waits for the
+/// database lock (SQLite's busy timeout is 5 s), so a request that read the old definition
+/// before the rename has written by then or given up.
+const LATE_CATCH_UP: Duration = Duration::from_secs(6);
+
+/// After a rename (already moved in every item, the epoch moved): moves values written under
+/// the old name by requests that had read the old definition, once now and once more in the
+/// background after [`LATE_CATCH_UP`].
+pub(crate) async fn catch_up_rename(
+    state: &AppState,
+    renamed: &Collection,
+    from: &FieldName,
+    to: &FieldName,
+) -> Result<(), AppError> {
+    if field_changes::move_key(state.db(), renamed, from.as_str(), to.as_str()).await? > 0 {
+        state.content_changed().await;
+        state.invalidate().await;
+    }
+    let (state, renamed, from, to) = (state.clone(), renamed.clone(), from.clone(), to.clone());
+    tokio::spawn(async move {
+        tokio::time::sleep(LATE_CATCH_UP).await;
+        match field_changes::move_key(state.db(), &renamed, from.as_str(), to.as_str()).await {
+            Ok(0) => {}
+            Ok(_) => {
+                state.content_changed().await;
+                state.invalidate().await;
+            }
+            Err(err) => tracing::warn!(
+                error = %crate::telemetry::error_chain(&err),
+                collection = %renamed.slug,
+                "late rename catch-up failed"
+            ),
+        }
+    });
+    Ok(())
 }

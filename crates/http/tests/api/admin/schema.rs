@@ -5,6 +5,7 @@
 //! targeted); and every change seen by the public API at once (the epoch moves).
 
 use actix_web::http::Method;
+use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};
 
 use super::access_support::send;
@@ -893,4 +894,225 @@ async fn packs_add_fields_and_collections() {
         parent["settings"]["related_collection_id"],
         collection["id"]
     );
+}
+
+/// The project with `codes`: a text `code` under a `unique` rule, holding `values` in order.
+async fn codes(values: &[&str]) -> (TestApp, Vec<i64>) {
+    let mut manifest = project();
+    manifest["collections"].as_array_mut().unwrap().push(json!({
+        "slug": "codes", "name": "Codes", "fields": [
+            {"name": "code", "type": "string", "settings": {"validation_rules": [{"operator": "unique"}]}}
+        ]
+    }));
+    manifest["items"]["codes"] = values
+        .iter()
+        .map(|v| json!({"data": {"code": v}}))
+        .collect();
+    let app = TestApp::new(manifest).await;
+    let codes = vellum_storage::collections::collection_by_slug(&app.db.conn, "codes")
+        .await
+        .unwrap()
+        .unwrap();
+    let ids = vellum_storage::field_changes::field_values(&app.db.conn, &codes, "code", 0, 100)
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.item_id)
+        .collect();
+    (app, ids)
+}
+
+async fn create_code(app: &TestApp, code: Value) -> (u16, Value) {
+    let res = app
+        .json(
+            Method::POST,
+            Some("admin-key"),
+            "/api/v1/collections/codes/items",
+            json!({"data": {"code": code}}),
+        )
+        .await;
+    (res.status.as_u16(), res.json())
+}
+
+#[actix_web::test]
+async fn a_unique_field_whose_converted_values_collide_is_refused_before_anything_changes() {
+    // "1" and "1.0" are different strings but the same number.
+    let (app, ids) = codes(&["1", "2", "1.0"]).await;
+    let s = root(&app).await;
+    for query in ["", "?confirm=true"] {
+        let (status, body) = send(
+            &app,
+            Method::PUT,
+            &format!("/collections/codes/fields/code{query}"),
+            &s,
+            Some(json!({"type": "number"})),
+        )
+        .await;
+        assert_eq!(status, 422, "{body}");
+        let message = body["errors"]["code"][0].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!(
+                "1 items hold values that cannot be converted: {}",
+                ids[2]
+            )),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("would equal item {}'s", ids[0])),
+            "{message}"
+        );
+    }
+    // Nothing changed: the type, the values, and the claims (a taken text is still refused).
+    assert_eq!(public_fields(&app, "codes").await, ["code"]);
+    let res = app.get_as("admin-key", "/api/v1/collections/codes").await;
+    assert_eq!(res.json()["data"]["fields"][0]["type"], "string");
+    assert_eq!(item(&app, "codes", ids[2]).await["code"], "1.0");
+    assert_eq!(create_code(&app, json!("2")).await.0, 422);
+    assert_eq!(create_code(&app, json!("3")).await.0, 201);
+}
+
+#[actix_web::test]
+async fn a_unique_field_converts_in_one_step_and_claims_the_converted_values() {
+    let (app, ids) = codes(&["1", "2.50", "7"]).await;
+    let s = root(&app).await;
+    let (status, body) = send(
+        &app,
+        Method::PUT,
+        "/collections/codes/fields/code?confirm=true",
+        &s,
+        Some(json!({"type": "number"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["changes"], 3);
+    assert_eq!(item(&app, "codes", ids[1]).await["code"], 2.5);
+    // The claims are the converted numbers: 2.5 and 7.0 are taken, 3 is free.
+    let (status, body) = create_code(&app, json!(2.5)).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["errors"]["code"],
+        json!(["The code has already been taken."])
+    );
+    assert_eq!(create_code(&app, json!(7.0)).await.0, 422);
+    assert_eq!(create_code(&app, json!(3)).await.0, 201);
+}
+
+#[actix_web::test]
+async fn a_rename_moves_every_kind_of_value_at_once_and_a_late_write_under_the_old_name_is_caught_up()
+ {
+    let app = TestApp::new(project()).await;
+    let s = root(&app).await;
+    let before = item(&app, "articles", 4).await;
+    assert!(before["tags"].is_array(), "{before}");
+    let (status, body) = send(
+        &app,
+        Method::PUT,
+        "/collections/articles/fields/tags",
+        &s,
+        Some(json!({"name": "labels"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // Arrays (and every other JSON type) move as themselves, not as text.
+    let after = item(&app, "articles", 4).await;
+    assert_eq!(after["labels"], before["tags"], "{after}");
+    assert!(after.get("tags").is_none(), "{after}");
+    // No item keeps the old key: the move was one statement, not a pass still under way.
+    let articles = vellum_storage::collections::collection_by_slug(&app.db.conn, "articles")
+        .await
+        .unwrap()
+        .unwrap();
+    let old = vellum_storage::field_changes::field_values(&app.db.conn, &articles, "tags", 0, 500)
+        .await
+        .unwrap();
+    assert!(old.iter().all(|v| v.value.is_null()), "{old:?}");
+
+    // A request that had read the old definition writes `tags` after the rename: the catch-up
+    // moves it, and its value (the newer one) replaces the moved one.
+    let backend = app.db.conn.get_database_backend();
+    let sql = if backend == sea_orm::DbBackend::Postgres {
+        "UPDATE items SET data = data || $1::jsonb WHERE id = $2"
+    } else {
+        "UPDATE items SET data = jsonb_patch(data, jsonb(?)) WHERE id = ?"
+    };
+    app.db
+        .conn
+        .execute_raw(sea_orm::Statement::from_sql_and_values(
+            backend,
+            sql,
+            [json!({"tags": []}).to_string().into(), 4i32.into()],
+        ))
+        .await
+        .unwrap();
+    let moved = vellum_storage::field_changes::move_key(&app.db.conn, &articles, "tags", "labels")
+        .await
+        .unwrap();
+    assert_eq!(moved, 1);
+    let stored =
+        vellum_storage::field_changes::field_values(&app.db.conn, &articles, "labels", 3, 1)
+            .await
+            .unwrap();
+    assert_eq!((stored[0].item_id, stored[0].value.clone()), (4, json!([])));
+    let stored = vellum_storage::field_changes::field_values(&app.db.conn, &articles, "tags", 3, 1)
+        .await
+        .unwrap();
+    assert_eq!(stored[0].value, Value::Null);
+}
+
+#[actix_web::test]
+async fn a_schema_change_reaches_every_replica() {
+    schema_change_on_replicas(None).await;
+    if let Ok(url) = std::env::var(crate::support::REDIS_ENV)
+        && !url.trim().is_empty()
+    {
+        schema_change_on_replicas(Some(url.trim())).await;
+    }
+}
+
+/// A rename and a type change made on replica A: replica B's public API answers with the new
+/// definition and values, at once when the replicas share the epoch through Redis, otherwise
+/// within its snapshot's lifetime (shortened here); B's cached answers are not served stale.
+async fn schema_change_on_replicas(redis: Option<&str>) {
+    use super::{admin_at, create_user, replicas, sign_in_at};
+    use std::time::Duration;
+    let app = TestApp::new(project()).await;
+    create_user(&app.state, "root@example.com", "Root", &["super-admin"]).await;
+    let config = vellum_http::HttpConfig {
+        snapshot_ttl: Duration::from_millis(300),
+        ..vellum_http::HttpConfig::default()
+    };
+    let (a, b) = replicas(&app, &config, redis).await;
+    let s = sign_in_at(&a, "root@example.com", super::PASSWORD).await;
+    let read_on_b = || async {
+        let req = app.authed(
+            TestApp::request(Method::GET, "/api/v1/collections/notes/items?sort=id"),
+            Some("admin-key"),
+        );
+        let res = crate::support::send_to(&b, req).await;
+        assert_eq!(res.status, 200);
+        res.json()["data"][0]["data"].clone()
+    };
+    assert_eq!(read_on_b().await["price"], "12");
+    assert_eq!(read_on_b().await["price"], "12", "now cached on B");
+    for (body, confirm) in [
+        (json!({"name": "cost"}), ""),
+        (json!({"type": "number"}), "?confirm=true"),
+    ] {
+        let field = if confirm.is_empty() { "price" } else { "cost" };
+        let res = admin_at(
+            &a,
+            Method::PUT,
+            &format!("/collections/notes/fields/{field}{confirm}"),
+            Some(&s),
+            Some(body),
+        )
+        .await;
+        assert_eq!(res.status, 200, "{}", String::from_utf8_lossy(&res.body));
+    }
+    if redis.is_none() {
+        tokio::time::sleep(Duration::from_millis(350)).await;
+    }
+    let data = read_on_b().await;
+    assert_eq!(data["cost"], 12, "{data}");
+    assert!(data.get("price").is_none(), "{data}");
 }
