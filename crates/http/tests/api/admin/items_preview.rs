@@ -197,3 +197,106 @@ async fn the_role_must_exist_and_the_item_be_live() {
     let (status, body, _) = preview(&app, &root, 4, "role=public").await;
     assert_eq!((status, body), (404, json!({"message": "Not found."})));
 }
+
+/// Files in the preview: a private file is `hidden` from a role without `read_private`, a
+/// public one `denied` to a role without the file read grant, and one the role reads is not
+/// listed; a relation the role's field rules hide is a `hidden_field`. Each payload stays the
+/// role's own public API answer.
+#[actix_web::test]
+async fn file_and_hidden_field_downgrades_are_explained() {
+    use vellum_storage::files::{NewFile, Visibility, create_file, create_folder};
+    let mut manifest = super::items::manifest();
+    manifest["roles"].as_array_mut().unwrap().push(json!({
+        "name": "nofiles", "collection_permissions": {
+            "articles": {"read": true, "rules": {"fields": {"author": {"read": false}}}},
+            "authors": {"read": true}
+        }
+    }));
+    let app = TestApp::new(manifest).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let conn = &app.db.conn;
+    let op = crate::support::op(vellum_policy::FileAction::Create);
+    let private = create_folder(conn, &op, None, "private", Some(Visibility::Private))
+        .await
+        .unwrap();
+    let file = |parent: Option<i64>, name: &str| NewFile {
+        parent_id: parent,
+        filename: name.to_owned(),
+        mime_type: Some("image/png".to_owned()),
+        extension: Some("png".to_owned()),
+        filesize: Some(100),
+        width: Some(4),
+        height: Some(4),
+        content_hash: None,
+        storage_key: None,
+        title: None,
+    };
+    let open = create_file(conn, &op, file(None, "open.png"))
+        .await
+        .unwrap()
+        .id;
+    let hidden = create_file(conn, &op, file(Some(private.id), "hidden.png"))
+        .await
+        .unwrap()
+        .id;
+    let cover = |article: i64, file: i64| {
+        let app = &app;
+        async move {
+            let res = app
+                .json(
+                    Method::PATCH,
+                    Some("admin-key"),
+                    &format!("/api/v1/collections/articles/items/{article}"),
+                    json!({"data": {"cover": file}}),
+                )
+                .await;
+            assert_eq!(res.status, 200, "{:?}", res.json());
+        }
+    };
+    let outcomes = |body: &Value| -> Vec<(Value, Value, Value)> {
+        body["data"]["explanation"]["downgraded_expansions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{body}"))
+            .iter()
+            .map(|d| (d["field"].clone(), d["id"].clone(), d["outcome"].clone()))
+            .collect()
+    };
+
+    // `public` reads files but not private ones.
+    cover(4, hidden).await;
+    let (status, body, _) = preview(&app, &root, 4, "role=public&include=files").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        outcomes(&body),
+        [(json!("cover"), json!(hidden), json!("hidden"))]
+    );
+    assert_eq!(body["data"]["payload"]["data"]["cover"], Value::Null);
+    cover(4, open).await;
+    let (_, body, _) = preview(&app, &root, 4, "role=public&include=files").await;
+    assert_eq!(outcomes(&body), []);
+    assert_eq!(body["data"]["payload"]["data"]["cover"]["id"], open);
+
+    // `nofiles` has no file grant: the public file is a denied marker; its field rules hide
+    // `author`, so asking to expand it is a hidden field.
+    let (status, body, _) = preview(&app, &root, 4, "role=nofiles&include=files,author").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        outcomes(&body),
+        [
+            (json!("cover"), json!(open), json!("denied")),
+            (json!("author"), Value::Null, json!("hidden_field"))
+        ]
+    );
+    let reasons = &body["data"]["explanation"]["downgraded_expansions"];
+    assert!(
+        reasons[1]["reason"].as_str().unwrap().contains("author"),
+        "{reasons}"
+    );
+    assert!(body["data"]["payload"]["data"].get("author").is_none());
+    assert_eq!(body["data"]["payload"]["data"]["cover"]["id"], open);
+    assert!(
+        body["data"]["payload"]["data"]["cover"]
+            .get("url")
+            .is_none()
+    );
+}
