@@ -25,6 +25,7 @@ mod context;
 pub mod dashboard;
 mod error;
 pub mod explain;
+pub mod file_admin;
 pub mod files;
 pub mod groups;
 pub mod health;

@@ -147,6 +147,7 @@ pub fn app(
                 // Before the admin items routes: `/items/options` is not `/items/{item}`.
                 .configure(routes::presentation::register)
                 .configure(routes::admin_items::register)
+                .configure(routes::file_admin::register)
                 .default_service(web::to(not_found)),
         )
         .default_service(web::to(not_found))

