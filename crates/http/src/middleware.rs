@@ -194,7 +194,7 @@ pub async fn request_timeout(
         req.set_payload(watch_body(payload, idle, Arc::clone(&body)));
     }
     let upload = req.method() == Method::POST && req.path() == "/api/v1/files";
-    let result = if upload {
+    let result = if upload || confirms_schema_change(&req) {
         next.call(req).await
     } else {
         match tokio::time::timeout(limit, next.call(req)).await {
@@ -208,6 +208,26 @@ pub async fn request_timeout(
         return Err(ApiError::BodyTimedOut.into());
     }
     result.map(ServiceResponse::map_into_boxed_body)
+}
+
+/// A confirmed schema-editor change that rewrites stored values (`PUT|DELETE
+/// /collections/{collection}/fields/{field}?confirm=true`, `DELETE
+/// /collections/{collection}?confirm=true`): it runs as long as the collection needs (its work
+/// is on a task of its own, `vellum_app::schema`, so it would finish anyway), and the editor
+/// gets its real outcome rather than a 503 after `request_timeout`. Signed-in editors only can
+/// start one (the handler checks the permission first).
+fn confirms_schema_change(req: &ServiceRequest) -> bool {
+    let path = req.path();
+    let Some(rest) = path.strip_prefix("/collections/") else {
+        return false;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    let changes_values = match (req.method(), segments.as_slice()) {
+        (&Method::PUT | &Method::DELETE, [_, "fields", _]) => true,
+        (&Method::DELETE, [_]) => true,
+        _ => false,
+    };
+    changes_values && vellum_app::schema::confirmed(req.query_string())
 }
 
 /// Whether the request announces a body (GETs usually do not: nothing to watch).
@@ -414,6 +434,38 @@ mod tests {
     }
 
     const ITEMS: &str = "/api/v1/collections/a/items";
+
+    #[test]
+    fn only_confirmed_value_changes_of_the_schema_editor_outlive_the_request_timeout() {
+        let confirms = |method: Method, uri: &str| {
+            confirms_schema_change(
+                &TestRequest::default()
+                    .method(method)
+                    .uri(uri)
+                    .to_srv_request(),
+            )
+        };
+        for (method, uri) in [
+            (Method::PUT, "/collections/a/fields/price?confirm=true"),
+            (Method::DELETE, "/collections/a/fields/price?confirm=1"),
+            (Method::DELETE, "/collections/a?confirm=true"),
+        ] {
+            assert!(confirms(method.clone(), uri), "{method} {uri}");
+        }
+        for (method, uri) in [
+            (Method::PUT, "/collections/a/fields/price"),
+            (Method::PUT, "/collections/a/fields/price?confirm=false"),
+            (Method::GET, "/collections/a/fields/price?confirm=true"),
+            (Method::PUT, "/collections/a?confirm=true"),
+            (Method::DELETE, "/collections/a/items/4?confirm=true"),
+            (
+                Method::PUT,
+                "/api/v1/collections/a/fields/price?confirm=true",
+            ),
+        ] {
+            assert!(!confirms(method.clone(), uri), "{method} {uri}");
+        }
+    }
 
     #[test]
     fn cache_keys_are_the_meaning_of_the_query() {

@@ -191,6 +191,17 @@ pub async fn delete(
     slug: &str,
     query: &str,
 ) -> Result<Option<ValueChanges>, AppError> {
+    let (state, principal) = (state.clone(), principal.clone());
+    let (slug, query) = (slug.to_owned(), query.to_owned());
+    super::detached(async move { delete_now(&state, &principal, &slug, &query).await }).await
+}
+
+async fn delete_now(
+    state: &AppState,
+    principal: &Principal,
+    slug: &str,
+    query: &str,
+) -> Result<Option<ValueChanges>, AppError> {
     principal.require("can-delete-collections")?;
     let db = state.db();
     let collection = load(db, slug).await?;

@@ -11,8 +11,8 @@ use vellum_storage::model::{Collection, Presentation};
 
 use super::passes::{self, FAILURES_SHOWN};
 use super::{
-    CollectionDefinition, FieldDefinition, ValueChanges, confirmed, defs, input_with, load,
-    manifest_error, save,
+    CollectionDefinition, FieldDefinition, ValueChanges, confirmed, defs, detached, input_with,
+    load, manifest_error, save,
 };
 use crate::activity::{self, Change};
 use crate::context::AppState;
@@ -153,6 +153,25 @@ pub async fn reorder(
 /// manifest path of a bad definition, at `name` for a taken or bad name, or at the field's name
 /// listing the items whose values cannot be converted; the database.
 pub async fn update(
+    state: &AppState,
+    principal: &Principal,
+    slug: &str,
+    field: &str,
+    query: &str,
+    body: &Json,
+) -> Result<FieldChange, AppError> {
+    let (state, principal) = (state.clone(), principal.clone());
+    let (slug, field, query, body) = (
+        slug.to_owned(),
+        field.to_owned(),
+        query.to_owned(),
+        body.clone(),
+    );
+    detached(async move { update_now(&state, &principal, &slug, &field, &query, &body).await })
+        .await
+}
+
+async fn update_now(
     state: &AppState,
     principal: &Principal,
     slug: &str,
@@ -347,6 +366,18 @@ fn renamed_presentation(p: &Presentation, from: &str, to: &str) -> Presentation 
 /// 403 without `can-edit-collections`; 404; 422 naming the roles whose item filter reads the
 /// field; the database.
 pub async fn delete(
+    state: &AppState,
+    principal: &Principal,
+    slug: &str,
+    field: &str,
+    query: &str,
+) -> Result<Option<ValueChanges>, AppError> {
+    let (state, principal) = (state.clone(), principal.clone());
+    let (slug, field, query) = (slug.to_owned(), field.to_owned(), query.to_owned());
+    detached(async move { delete_now(&state, &principal, &slug, &field, &query).await }).await
+}
+
+async fn delete_now(
     state: &AppState,
     principal: &Principal,
     slug: &str,

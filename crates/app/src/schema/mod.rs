@@ -150,3 +150,18 @@ pub(crate) async fn save(db: &Database, input: &CollectionInput) -> Result<Colle
 pub(crate) fn defs(collection: &Collection) -> Vec<FieldDef> {
     collection.fields.iter().map(|f| f.def.clone()).collect()
 }
+
+/// Runs a schema change that rewrites stored values on a task of its own and waits for it.
+///
+/// A request's future is dropped when its client goes away or the HTTP layer's request timeout
+/// ends (30 s by default), and a change over a large collection can take longer: dropped
+/// between two batches, it would leave the definition switched and the values half converted.
+/// On its own task the change always runs to its end (the caller may still get a timeout while
+/// it finishes; the activity log records the outcome).
+pub(crate) async fn detached<T, F>(work: F) -> Result<T, AppError>
+where
+    F: std::future::Future<Output = Result<T, AppError>> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::spawn(work).await.map_err(AppError::internal)?
+}

@@ -1116,3 +1116,50 @@ async fn schema_change_on_replicas(redis: Option<&str>) {
     assert_eq!(data["cost"], 12, "{data}");
     assert!(data.get("price").is_none(), "{data}");
 }
+
+#[actix_web::test]
+async fn a_confirmed_change_runs_to_its_end_when_its_request_is_dropped() {
+    use std::time::Duration;
+    let app = TestApp::new(project()).await;
+    let s = root(&app).await;
+    let token = vellum_app::identity::token::SessionToken::from_cookie(s.token()).unwrap();
+    let principal = vellum_app::accounts::authenticate(&app.state, &token)
+        .await
+        .unwrap()
+        .unwrap();
+    let notes = vellum_storage::collections::collection_by_slug(&app.db.conn, "notes")
+        .await
+        .unwrap()
+        .unwrap();
+    let first = vellum_storage::field_changes::field_values(&app.db.conn, &notes, "price", 0, 1)
+        .await
+        .unwrap()[0]
+        .item_id;
+    let body = json!({"type": "number"});
+    let change = vellum_app::schema::fields::update(
+        &app.state,
+        &principal,
+        "notes",
+        "price",
+        "confirm=true",
+        &body,
+    );
+    // The request's future is dropped once the change has started (a client gone away, the
+    // request timeout): the change still runs to its end instead of stopping between batches.
+    let dropped = tokio::time::timeout(Duration::from_micros(1), change).await;
+    assert!(
+        dropped.is_err(),
+        "a change does not finish in a microsecond"
+    );
+    let mut converted = Value::Null;
+    for _ in 0..200 {
+        converted = item(&app, "notes", first).await["price"].clone();
+        if converted == json!(12) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(converted, json!(12));
+    let res = app.get_as("admin-key", "/api/v1/collections/notes").await;
+    assert_eq!(res.json()["data"]["fields"][1]["type"], "number");
+}
