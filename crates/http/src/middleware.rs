@@ -222,11 +222,10 @@ fn confirms_schema_change(req: &ServiceRequest) -> bool {
         return false;
     };
     let segments: Vec<&str> = rest.split('/').collect();
-    let changes_values = match (req.method(), segments.as_slice()) {
-        (&Method::PUT | &Method::DELETE, [_, "fields", _]) => true,
-        (&Method::DELETE, [_]) => true,
-        _ => false,
-    };
+    let changes_values = matches!(
+        (req.method(), segments.as_slice()),
+        (&Method::PUT | &Method::DELETE, [_, "fields", _]) | (&Method::DELETE, [_])
+    );
     changes_values && vellum_app::schema::confirmed(req.query_string())
 }
 

@@ -49,7 +49,9 @@ pub fn unique_digests(def: &FieldDef, value: &Json) -> Vec<u128> {
             hasher.update(canonical(&check.value).as_bytes());
             let digest = hasher.finalize();
             let mut first = [0u8; 16];
-            first.copy_from_slice(&digest[..16]);
+            for (to, from) in first.iter_mut().zip(digest.iter()) {
+                *to = *from;
+            }
             u128::from_be_bytes(first)
         })
         .collect()
