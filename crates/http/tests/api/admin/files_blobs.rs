@@ -103,8 +103,10 @@ async fn app_over(cap: u64, slow: bool) -> (TestApp, Arc<InMemory>, Session) {
     let report = vellum_manifest::apply(&db.conn, &manifest(cap))
         .await
         .unwrap();
-    let mut config = HttpConfig::default();
-    config.base_url = BASE_URL.to_owned();
+    let config = HttpConfig {
+        base_url: BASE_URL.to_owned(),
+        ..HttpConfig::default()
+    };
     let memory = Arc::new(InMemory::new());
     // Small parts, so a file of a few hundred KiB is written as a multipart upload.
     let store =
@@ -810,8 +812,10 @@ async fn another_replica_stops_answering_the_old_file() {
     let (app, _, root) = app_with_store(1_000_000).await;
     let files = upload(&app, &root, &[file("a.png", &png(20, 10))]).await;
     let id = id_of(&files[0]);
-    let mut config = HttpConfig::default();
-    config.base_url = BASE_URL.to_owned();
+    let config = HttpConfig {
+        base_url: BASE_URL.to_owned(),
+        ..HttpConfig::default()
+    };
     let (replica, _) = super::replicas(&app, &config, Some(url.trim())).await;
     let path = format!("/api/v1/files/{id}");
     let shown = crate::support::send_to(&replica, TestApp::request(Method::GET, &path)).await;
