@@ -91,13 +91,45 @@ impl BlobStore for SlowReads {
     }
 }
 
+/// Where a test's blobs live, listable by the test: memory, or a fresh key prefix of the
+/// S3-compatible server named by `VELLUM_TEST_S3_ENDPOINT` (as `files_races.rs` reaches it).
+type Store = Arc<dyn ObjectStore>;
+
+fn test_store() -> (Store, usize) {
+    let Some(endpoint) = std::env::var("VELLUM_TEST_S3_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty())
+    else {
+        // Small parts, so a file of a few hundred KiB is written as a multipart upload.
+        return (Arc::new(InMemory::new()), 64 * 1024);
+    };
+    let bucket = std::env::var("VELLUM_TEST_S3_BUCKET")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| "vellum-test".to_owned());
+    let config = vellum_storage::blob::S3Config {
+        bucket,
+        endpoint: Some(endpoint),
+    };
+    let mut builder = config.builder();
+    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+        builder = builder
+            .with_access_key_id("vellum-test")
+            .with_secret_access_key("vellum-test");
+    }
+    let prefix = format!("test-{}", uuid::Uuid::new_v4());
+    let store = object_store::prefix::PrefixStore::new(builder.build().unwrap(), prefix.as_str());
+    // S3 refuses parts under 5 MiB.
+    (Arc::new(store), 5 * 1024 * 1024)
+}
+
 /// An app over a blob store the test can list, and a super-admin session.
-async fn app_with_store(cap: u64) -> (TestApp, Arc<InMemory>, Session) {
+async fn app_with_store(cap: u64) -> (TestApp, Store, Session) {
     app_over(cap, false).await
 }
 
 /// As [`app_with_store`]; with `slow`, blob reads go through [`SlowReads`].
-async fn app_over(cap: u64, slow: bool) -> (TestApp, Arc<InMemory>, Session) {
+async fn app_over(cap: u64, slow: bool) -> (TestApp, Store, Session) {
     let db = vellum_storage::testing::TestDb::new().await.unwrap();
     vellum_storage::seed::seed_system(&db.conn).await.unwrap();
     let report = vellum_manifest::apply(&db.conn, &manifest(cap))
@@ -107,10 +139,9 @@ async fn app_over(cap: u64, slow: bool) -> (TestApp, Arc<InMemory>, Session) {
         base_url: BASE_URL.to_owned(),
         ..HttpConfig::default()
     };
-    let memory = Arc::new(InMemory::new());
-    // Small parts, so a file of a few hundred KiB is written as a multipart upload.
+    let (memory, part_size) = test_store();
     let store =
-        vellum_storage::blob::ObjectBlobStore::new(memory.clone()).with_part_size(64 * 1024);
+        vellum_storage::blob::ObjectBlobStore::new(memory.clone()).with_part_size(part_size);
     let blobs: Arc<dyn BlobStore> = if slow {
         Arc::new(SlowReads(store))
     } else {
@@ -138,7 +169,7 @@ async fn app_over(cap: u64, slow: bool) -> (TestApp, Arc<InMemory>, Session) {
 }
 
 /// Every object in the blob store (staging included), sorted.
-async fn objects(store: &InMemory) -> Vec<String> {
+async fn objects(store: &Store) -> Vec<String> {
     let mut keys: Vec<String> = store
         .list(None)
         .map_ok(|meta| meta.location.to_string())
