@@ -18,6 +18,8 @@ use futures_util::stream::BoxStream;
 use vellum_imaging::{PROBE_BYTES, Probe, probe};
 use vellum_policy::{Authorized, FileWrite};
 use vellum_storage::blob::{BlobStore, StagedBlob};
+use vellum_storage::files::replace::{NewContent, Replaced, replace_file_content};
+use vellum_storage::files::upload::create_uploaded_files;
 use vellum_storage::files::{NewFile, StoredFile, create_uploaded_file, delete_unused_blob};
 use vellum_storage::{Database, StorageError};
 
@@ -122,18 +124,7 @@ pub async fn record(
     upload: Upload,
 ) -> Result<StoredFile, StorageError> {
     let Received { staged, probe } = received;
-    let new = NewFile {
-        parent_id: upload.parent_id,
-        filename: upload.filename,
-        mime_type: Some(probe.mime_type),
-        extension: probe.extension,
-        filesize: i64::try_from(staged.blob.size).ok(),
-        width: probe.width.and_then(|w| i32::try_from(w).ok()),
-        height: probe.height.and_then(|h| i32::try_from(h).ok()),
-        content_hash: Some(staged.blob.sha256.clone()),
-        storage_key: Some(staged.blob.key.clone()),
-        title: upload.title,
-    };
+    let new = new_file(&staged, probe, upload);
     // Published before the row's transaction, so that copying new content into place (a
     // server-side copy on S3) does not hold the lock; the transaction only checks it is there.
     let created = match blobs.publish(&staged).await {
@@ -150,6 +141,144 @@ pub async fn record(
     }
     blobs.release(staged).await;
     created
+}
+
+/// The row of an upload: what its bytes were sniffed as, what it says about itself.
+fn new_file(staged: &StagedBlob, probe: Probe, upload: Upload) -> NewFile {
+    NewFile {
+        parent_id: upload.parent_id,
+        filename: upload.filename,
+        mime_type: Some(probe.mime_type),
+        extension: probe.extension,
+        filesize: i64::try_from(staged.blob.size).ok(),
+        width: probe.width.and_then(|w| i32::try_from(w).ok()),
+        height: probe.height.and_then(|h| i32::try_from(h).ok()),
+        content_hash: Some(staged.blob.sha256.clone()),
+        storage_key: Some(staged.blob.key.clone()),
+        title: upload.title,
+    }
+}
+
+/// What a replace writes into an existing row: the sniffed description of its new bytes.
+#[must_use]
+pub fn new_content(received: &Received) -> NewContent {
+    let Received { staged, probe } = received;
+    NewContent {
+        mime_type: Some(probe.mime_type.clone()),
+        extension: probe.extension.clone(),
+        filesize: i64::try_from(staged.blob.size).ok(),
+        width: probe.width.and_then(|w| i32::try_from(w).ok()),
+        height: probe.height.and_then(|h| i32::try_from(h).ok()),
+    }
+}
+
+/// Publishes several received uploads and writes their rows in one transaction, all into
+/// `parent_id` ([`create_uploaded_files`]): all of them or none. On failure nothing of the
+/// uploads remains: every blob published here is deleted unless a row names it (identical bytes
+/// another file already has stay), as [`record`] does for one; the staged copies are released in
+/// every case.
+///
+/// # Errors
+/// As [`record`].
+pub async fn record_many(
+    db: &Database,
+    blobs: &dyn BlobStore,
+    grant: &Authorized<FileWrite>,
+    parent_id: Option<i64>,
+    uploads: Vec<(Received, Upload)>,
+) -> Result<Vec<StoredFile>, StorageError> {
+    let mut staged = Vec::with_capacity(uploads.len());
+    let mut rows = Vec::with_capacity(uploads.len());
+    let mut failed = None;
+    for (
+        Received {
+            staged: blob,
+            probe,
+        },
+        upload,
+    ) in uploads
+    {
+        rows.push(new_file(&blob, probe, upload));
+        if failed.is_none()
+            && let Err(err) = blobs.publish(&blob).await
+        {
+            failed = Some((err, staged.len()));
+        }
+        staged.push(blob);
+    }
+    let created = match failed {
+        // Only the blobs before the one that failed were published.
+        Some((err, published)) => {
+            forget_published(db, blobs, staged.get(..published).unwrap_or_default()).await;
+            Err(err)
+        }
+        None => {
+            let files = rows.into_iter().zip(staged.iter()).collect();
+            let created = create_uploaded_files(db, grant, parent_id, files, blobs).await;
+            if created.is_err() {
+                forget_published(db, blobs, &staged).await;
+            }
+            created
+        }
+    };
+    for blob in staged {
+        blobs.release(blob).await;
+    }
+    created
+}
+
+/// Deletes the published blobs of uploads whose rows were not written, each only when no row
+/// names it ([`delete_unused_blob`]).
+async fn forget_published(db: &Database, blobs: &dyn BlobStore, staged: &[StagedBlob]) {
+    for blob in staged {
+        if let Err(err) = delete_unused_blob(db, blobs, &blob.blob.key).await {
+            tracing::warn!(error = %crate::telemetry::error_chain(&err), "could not delete the blob of a failed upload");
+        }
+    }
+}
+
+/// Publishes a received upload and points file `id` at it instead of its old bytes
+/// ([`replace_file_content`]). On failure nothing of the upload remains (the new blob is deleted
+/// unless a row names it) and the file keeps its old bytes; the staged copy is released either
+/// way. The old bytes stay in the store until [`forget_replaced`], which the caller runs once
+/// the caches have been told.
+///
+/// # Errors
+/// As [`replace_file_content`], or the blob store's error publishing.
+pub async fn replace(
+    db: &Database,
+    blobs: &dyn BlobStore,
+    grant: &Authorized<FileWrite>,
+    id: i64,
+    received: Received,
+) -> Result<Replaced, StorageError> {
+    let content = new_content(&received);
+    let staged = received.staged;
+    let replaced = match blobs.publish(&staged).await {
+        Ok(()) => replace_file_content(db, grant, id, content, blobs, &staged).await,
+        Err(err) => Err(err),
+    };
+    if replaced.is_err() {
+        forget_published(db, blobs, std::slice::from_ref(&staged)).await;
+    }
+    blobs.release(staged).await;
+    replaced
+}
+
+/// Deletes what a committed replace left unused: the old content's derivative blobs, and the old
+/// blob unless another row names it. Best effort: a failure leaves an unused blob (logged),
+/// never a row without its bytes.
+pub async fn forget_replaced(db: &Database, blobs: &dyn BlobStore, replaced: &Replaced) {
+    for key in &replaced.derived {
+        if let Err(err) = blobs.delete(key).await {
+            tracing::warn!(error = %crate::telemetry::error_chain(&err), key = %key, "could not delete a derivative of replaced content");
+        }
+    }
+    if let Some(key) = &replaced.old_key
+        && let Err(err) = delete_unused_blob(db, blobs, key).await
+    {
+        tracing::warn!(error = %crate::telemetry::error_chain(&err), key = %key, "could not delete the blob of replaced content");
+    }
 }
 
 /// Streams `body` into `blobs` and records the file ([`receive`] then [`record`]).

@@ -7,8 +7,8 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use futures_util::TryStreamExt as _;
 use serde_json::json;
-use vellum_app::AppState;
 use vellum_app::files::Download;
+use vellum_app::{AppError, AppState};
 use vellum_policy::Visibility;
 
 use crate::error::ApiError;
@@ -63,6 +63,25 @@ fn is_active(mime: &str) -> bool {
         || mime.contains("javascript")
         || mime.starts_with("text/")
         || mime == "application/pdf"
+}
+
+/// Serves what `resolve` answers. When the blob it names is gone by the time it is opened (a
+/// replace committed and deleted the old bytes between the row's read and the blob's), it
+/// resolves once more: the row then names the new bytes, so the answer is wholly the old
+/// content or wholly the new one, with the `ETag` of what is sent.
+pub(crate) async fn serve_resolved<F, Fut>(
+    state: &AppState,
+    req: &HttpRequest,
+    resolve: F,
+) -> Result<HttpResponse, ApiError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Download, AppError>>,
+{
+    match serve(state, req, resolve().await?).await {
+        Err(ApiError::NotFound) => serve(state, req, resolve().await?).await,
+        other => other,
+    }
 }
 
 pub(crate) async fn serve(
@@ -156,11 +175,13 @@ pub(crate) async fn serve(
     })
 }
 
-/// The name for the plain `filename=` parameter: ASCII only, quotes and backslashes replaced.
+/// The name for the plain `filename=` parameter (RFC 6266's fallback for old clients): ASCII
+/// only, with quotes, backslashes, control characters (CR, LF) and path separators replaced, so
+/// the quoted string cannot end early, split the header or name a directory.
 fn ascii_name(name: &str) -> String {
     name.chars()
         .map(|c| {
-            if c.is_ascii() && !c.is_ascii_control() && c != '"' && c != '\\' {
+            if c.is_ascii() && !c.is_ascii_control() && !matches!(c, '"' | '\\' | '/') {
                 c
             } else {
                 '_'
@@ -169,11 +190,19 @@ fn ascii_name(name: &str) -> String {
         .collect()
 }
 
-/// RFC 5987 encoding for `filename*=`.
+/// RFC 5987 `value-chars` for `filename*=UTF-8''…`: every byte but the `attr-char`s
+/// (letters, digits and `!#$&+-.^_`|~`) percent-encoded, so the value is one token.
 fn percent(name: &str) -> String {
-    url::form_urlencoded::byte_serialize(name.as_bytes())
-        .collect::<String>()
-        .replace('+', "%20")
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -201,6 +230,14 @@ mod tests {
             byte_range(&TestRequest::default().to_http_request(), 100),
             Ok(None)
         );
+    }
+
+    #[test]
+    fn attachment_names_are_safe_in_both_parameters() {
+        assert_eq!(ascii_name("a\"b\\c/d\r\ne.txt"), "a_b_c_d__e.txt");
+        assert_eq!(ascii_name("résumé ü.pdf"), "r_sum_ _.pdf");
+        assert_eq!(percent("a b\"c/d;é*.txt"), "a%20b%22c%2Fd%3B%C3%A9%2A.txt");
+        assert_eq!(percent("plain-name_1.TXT"), "plain-name_1.TXT");
     }
 
     #[test]

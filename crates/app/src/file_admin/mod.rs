@@ -10,6 +10,11 @@
 //! markup rules); every write moves the cache epoch (every replica's public cache) and records
 //! one activity entry (log [`FILES_LOG`], subject `file` and its id).
 
+mod copy;
+mod download;
+mod replace;
+mod upload;
+
 use std::sync::Arc;
 
 use serde_json::{Value as Json, json};
@@ -20,6 +25,11 @@ use crate::actor::Actor;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
+
+pub use copy::copy;
+pub use download::download;
+pub use replace::{FOLDER_HAS_NO_CONTENT, replace};
+pub use upload::{MAX_FILES, StagedPart, UploadManyForm, receive_part, upload};
 
 /// The activity log's name for file manager changes.
 pub const FILES_LOG: &str = "files";

@@ -19,8 +19,9 @@ use vellum_policy::{FileAction, Visibility, WriteEcho};
 use vellum_storage::StorageError;
 use vellum_storage::files::{FileKind, ListFiles, ParentFilter, StoredFile};
 
+pub(crate) use patch::clean_filename;
 pub use transform::transform;
-pub use upload::{UploadForm, receive_file_part, upload};
+pub use upload::{UploadForm, parse_parent_id, receive_file_part, upload};
 
 use crate::actor::Actor;
 use crate::context::AppState;

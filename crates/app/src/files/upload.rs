@@ -34,16 +34,27 @@ pub struct UploadForm {
 impl UploadForm {
     /// The `parent_id` part: a folder id, or empty / `null` for the root.
     pub fn set_parent_id(&mut self, raw: &str) {
-        match raw.trim() {
-            "" | "null" => self.parent_id = None,
-            raw => match raw.parse::<i64>() {
-                Ok(id) if id > 0 => self.parent_id = Some(id),
-                _ => self.errors.add(
+        if let Some(parent_id) = parse_parent_id(raw, &mut self.errors) {
+            self.parent_id = parent_id;
+        }
+    }
+}
+
+/// A `parent_id` form part: `Some(None)` for the root (empty or `null`), `Some(Some(id))` for a
+/// folder id, `None` (with the error recorded) for anything else.
+pub fn parse_parent_id(raw: &str, errors: &mut ValidationErrors) -> Option<Option<i64>> {
+    match raw.trim() {
+        "" | "null" => Some(None),
+        raw => match raw.parse::<i64>() {
+            Ok(id) if id > 0 => Some(Some(id)),
+            _ => {
+                errors.add(
                     "parent_id",
                     "The parent_id field must be a folder id or null.",
-                ),
-            },
-        }
+                );
+                None
+            }
+        },
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::json;
 use vellum_app::{Actor, AppState, files};
 
 use crate::body::read_body;
-use crate::download::serve;
+use crate::download::{serve, serve_resolved};
 use crate::error::ApiError;
 use crate::multipart::read_upload;
 
@@ -167,8 +167,7 @@ pub async fn content(
     id: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let download = files::content(&state, &actor, &id).await?;
-    serve(&state, &req, download).await
+    serve_resolved(&state, &req, || files::content(&state, &actor, &id)).await
 }
 
 #[utoipa::path(

@@ -149,6 +149,10 @@ pub async fn serve() -> HttpResponse {
         super::admin_items::revisions,
         super::admin_items::restore_revision,
         super::admin_items::preview,
+        super::file_admin::blobs::upload,
+        super::file_admin::blobs::replace,
+        super::file_admin::blobs::copy,
+        super::file_admin::blobs::download,
     ),
     components(
         schemas(
@@ -203,6 +207,8 @@ pub async fn serve() -> HttpResponse {
             admin_items::PreviewItemFilter, admin_items::DowngradedExpansion,
             admin_items::PreviewExplanation, admin_items::ItemPreview,
             admin_items::ItemPreviewEnvelope,
+            file_admin_blobs::UploadFilesForm, file_admin_blobs::ReplaceFileForm,
+            file_admin_blobs::CopyFileRequest, file_admin_blobs::UploadedFilesEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -226,6 +232,7 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
         (name = "admin: collections", description = "Admin app: the schema editor (collections, fields, field order, field packs and collection packs; changes that touch stored values answer a dry run unless `?confirm=true`), a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
         (name = "admin: items", description = "Admin app: a collection's items above roles (gated by the `can-*-collections` permissions): list and trash, export, create, update, soft delete, restore, force delete, bulk actions, revisions, preview as a role"),
+        (name = "admin: files", description = "Admin app: the file manager above the files matrix (gated by the `can-*-files` permissions): upload of many files, replace, copy, download"),
     )
 )]
 pub struct ApiDoc;

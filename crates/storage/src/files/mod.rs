@@ -36,8 +36,11 @@ use crate::StorageError;
 use crate::blob::{BlobStore, StagedBlob};
 use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent, lock_tree};
 
+pub mod copy;
+pub mod replace;
 mod transforms;
 mod tree;
+pub mod upload;
 use crate::sql::{Sql, begin_write, id_param, like_pattern, now};
 pub use transforms::{
     DerivativeCap, NewTransform, RecordedTransform, StoredTransform, TOUCH_INTERVAL,
@@ -451,6 +454,24 @@ async fn insert_file<C: ConnectionTrait + TransactionTrait>(
     let txn = begin_write(db).await?;
     lock_tree(&txn).await?;
     let parent = live_parent(&txn, new.parent_id).await?;
+    let id = insert_row(&txn, parent, new).await?;
+    let file = reread(&txn, id).await?;
+    if let Some((blobs, staged)) = blob {
+        blobs.publish(staged).await?;
+    }
+    txn.commit().await?;
+    Ok(file)
+}
+
+/// The `INSERT` of one uploaded file under the already checked `parent`, inside the caller's
+/// tree-locked transaction; answers the new id. Shared with the admin's many-file upload
+/// ([`upload::create_uploaded_files`]), so both write the same columns.
+async fn insert_row<C: ConnectionTrait>(
+    txn: &C,
+    parent: Option<i32>,
+    new: NewFile,
+) -> Result<i64, StorageError> {
+    check_name(&new.filename)?;
     let at = now();
     let mut sql = Sql::new(txn.get_database_backend());
     sql.push(
@@ -483,13 +504,7 @@ async fn insert_file<C: ConnectionTrait + TransactionTrait>(
     .push(", ")
     .bind(at)
     .push(")");
-    let id = sql.insert_returning_id(&txn).await?;
-    let file = reread(&txn, id).await?;
-    if let Some((blobs, staged)) = blob {
-        blobs.publish(staged).await?;
-    }
-    txn.commit().await?;
-    Ok(file)
+    sql.insert_returning_id(txn).await
 }
 
 /// Applies the keys present in `patch` and stamps `updated_at`.

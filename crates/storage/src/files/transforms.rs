@@ -386,7 +386,7 @@ async fn evict_over_cap<C: ConnectionTrait>(
 
 /// `keys` without those a transform row or a file row still names, in order and deduplicated:
 /// the blobs that may be deleted.
-async fn unreferenced_keys<C: ConnectionTrait>(
+pub(super) async fn unreferenced_keys<C: ConnectionTrait>(
     txn: &C,
     mut keys: Vec<String>,
 ) -> Result<Vec<String>, StorageError> {
@@ -410,7 +410,7 @@ async fn unreferenced_keys<C: ConnectionTrait>(
 /// Serializes [`record_transform`] and [`delete_transforms`] for one content hash on PostgreSQL;
 /// on SQLite `BEGIN IMMEDIATE` already holds the database's write lock. Released at commit or
 /// rollback.
-async fn lock_transforms<C: ConnectionTrait>(
+pub(super) async fn lock_transforms<C: ConnectionTrait>(
     txn: &C,
     content_hash: &str,
 ) -> Result<(), StorageError> {
