@@ -37,6 +37,7 @@ use crate::blob::{BlobStore, StagedBlob};
 use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent, lock_tree};
 
 mod transforms;
+pub mod trash;
 mod tree;
 use crate::sql::{Sql, begin_write, id_param, like_pattern, now};
 pub use transforms::{
