@@ -72,9 +72,12 @@ async fn migrate_fills_the_index_for_items_that_predate_it() {
         MIGRATION,
         "the test applies everything before the index"
     );
-    Migrator::up(db.conn.sea_orm_connection(), Some(u32::try_from(all - 1).unwrap()))
-        .await
-        .unwrap();
+    Migrator::up(
+        db.conn.sea_orm_connection(),
+        Some(u32::try_from(all - 1).unwrap()),
+    )
+    .await
+    .unwrap();
     let (collection, _) = save_collection(
         &db.conn,
         &CollectionDef {

@@ -10,6 +10,14 @@
 //! markup rules); every write moves the cache epoch (every replica's public cache) and records
 //! one activity entry (log [`FILES_LOG`], subject `file` and its id).
 
+mod bulk;
+mod trash;
+mod usage;
+
+pub use bulk::{BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
+pub use trash::{ForceOutcome, ItemRef, MAX_NAMED_ITEMS, delete, force_delete, restore};
+pub use usage::{MAX_USAGE_ITEMS, Usage, UsageGroup, UsageItem, usage};
+
 use std::sync::Arc;
 
 use serde_json::{Value as Json, json};

@@ -8,8 +8,9 @@
 //! Force delete follows one rule: it is refused while any item, live or in its collection's
 //! trash, references the file or (for a folder) any row of its subtree, per the `item_files`
 //! reverse index ([`crate::item_files`]); otherwise the rows go (a folder's subtree by the
-//! `parent_id` cascade, tags and favorites by theirs), and after the commit each blob and each
-//! content's transform records are deleted when no remaining row names them. The check is made
+//! `parent_id` cascade, tags, favorites and transform records by theirs), and after the commit
+//! each blob is deleted when no remaining row names it, and each derivative when no remaining
+//! file has its content (records of content another file has are handed to that file). The check is made
 //! again after the delete, inside the same transaction: on PostgreSQL an item write that checked
 //! the file before the delete holds a share lock on its row (see `links::live_ids`), so the
 //! delete waits for it and the second check sees its reference; one that checks after finds no
@@ -89,7 +90,10 @@ pub async fn restore_file<C: ConnectionTrait + TransactionTrait>(
         .await?
         .ok_or(StorageError::NotFound { what: "file" })?;
     if file.deleted_at.is_none() {
-        return Err(StorageError::conflict_on("file", "The file is not in the trash."));
+        return Err(StorageError::conflict_on(
+            "file",
+            "The file is not in the trash.",
+        ));
     }
     let id32 = id_param(file.id).ok_or(StorageError::NotFound { what: "file" })?;
     let parent = live_parent(&txn, file.parent_id).await.map_err(|_| {
@@ -153,6 +157,7 @@ pub async fn force_delete_file<C: ConnectionTrait + TransactionTrait>(
     }
     let rows = subtree(&txn, id32).await?;
     let ids: Vec<i32> = rows.iter().map(|r| r.id).collect();
+    let derived = hand_over_transforms(&txn, id32).await?;
     let mut sql = Sql::new(txn.get_database_backend());
     sql.push("DELETE FROM files WHERE id = ").bind(id32);
     sql.execute(&txn).await?;
@@ -162,10 +167,9 @@ pub async fn force_delete_file<C: ConnectionTrait + TransactionTrait>(
     }
     txn.commit().await?;
 
-    let keys: BTreeSet<&str> = rows.iter().filter_map(|r| r.storage_key.as_deref()).collect();
-    let hashes: BTreeSet<&str> = rows
+    let keys: BTreeSet<&str> = rows
         .iter()
-        .filter_map(|r| r.content_hash.as_deref())
+        .filter_map(|r| r.storage_key.as_deref())
         .collect();
     let mut freed = 0;
     for key in keys {
@@ -175,9 +179,10 @@ pub async fn force_delete_file<C: ConnectionTrait + TransactionTrait>(
             Err(err) => warn!(key, error = %err, "a force-deleted file's blob was not deleted"),
         }
     }
-    for hash in hashes {
-        if let Err(err) = purge_transforms(db, blobs, hash).await {
-            warn!(hash, error = %err, "transforms of force-deleted content were not deleted");
+    // A reader that still found one of these records re-checks the blob and renders again.
+    for key in derived {
+        if let Err(err) = blobs.delete(&key).await {
+            warn!(key, error = %err, "a force-deleted file's derivative was not deleted");
         }
     }
     Ok(ForceDeleted::Deleted {
@@ -186,23 +191,44 @@ pub async fn force_delete_file<C: ConnectionTrait + TransactionTrait>(
     })
 }
 
-/// Deletes the transform records (and their blobs) of `hash` when no file row has that content
-/// any more. A file uploaded with the same bytes meanwhile only regenerates them.
-async fn purge_transforms<C: ConnectionTrait + TransactionTrait>(
-    db: &C,
-    blobs: &dyn BlobStore,
-    hash: &str,
-) -> Result<(), StorageError> {
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT COUNT(*) AS n FROM files WHERE content_hash = ")
-        .bind(hash);
-    if sql.count(db).await? > 0 {
-        return Ok(());
-    }
-    for key in super::delete_transforms(db, hash).await? {
-        blobs.delete(&key).await?;
-    }
-    Ok(())
+/// Transform records are per content but belong to the file that first asked for them (they
+/// cascade with it). Before the subtree of `id` goes, records of content another file still has
+/// are handed to that file (its derivatives stay valid and cached); the storage keys of the
+/// others are answered, to delete once the rows (and, by cascade, the records) are gone.
+async fn hand_over_transforms<C: ConnectionTrait>(
+    txn: &C,
+    id: i32,
+) -> Result<Vec<String>, StorageError> {
+    let tree = |sql: &mut Sql| {
+        sql.push("WITH RECURSIVE tree(id) AS (SELECT id FROM files WHERE id = ")
+            .bind(id)
+            .push(" UNION SELECT f.id FROM files f JOIN tree t ON f.parent_id = t.id) ");
+    };
+    let survivor = "FROM files f WHERE f.content_hash = file_transforms.content_hash \
+                    AND f.id NOT IN (SELECT id FROM tree)";
+    let mut sql = Sql::new(txn.get_database_backend());
+    tree(&mut sql);
+    sql.push(&format!(
+        "UPDATE file_transforms SET file_id = (SELECT MIN(f.id) {survivor}) \
+         WHERE file_id IN (SELECT id FROM tree) AND EXISTS (SELECT 1 {survivor})"
+    ));
+    sql.execute(txn).await?;
+    let mut sql = Sql::new(txn.get_database_backend());
+    tree(&mut sql);
+    sql.push(
+        "SELECT DISTINCT storage_key FROM file_transforms WHERE file_id IN (SELECT id FROM tree)",
+    );
+    Ok(sql
+        .all_as::<KeyRow, _>(txn)
+        .await?
+        .into_iter()
+        .map(|row| row.storage_key)
+        .collect())
+}
+
+#[derive(FromQueryResult)]
+struct KeyRow {
+    storage_key: String,
 }
 
 /// Ids per `IN` list: far below both backends' bind-parameter limits.
@@ -248,7 +274,7 @@ async fn subtree<C: ConnectionTrait>(txn: &C, id: i32) -> Result<Vec<SubtreeRow>
         .bind(id)
         .push(
             " UNION SELECT f.id FROM files f JOIN tree t ON f.parent_id = t.id) \
-             SELECT f.id AS id, f.storage_key AS storage_key, f.content_hash AS content_hash \
+             SELECT f.id AS id, f.storage_key AS storage_key \
              FROM files f WHERE f.id IN (SELECT id FROM tree)",
         );
     sql.all_as::<SubtreeRow, _>(txn).await
@@ -258,7 +284,6 @@ async fn subtree<C: ConnectionTrait>(txn: &C, id: i32) -> Result<Vec<SubtreeRow>
 struct SubtreeRow {
     id: i32,
     storage_key: Option<String>,
-    content_hash: Option<String>,
 }
 
 #[derive(FromQueryResult)]

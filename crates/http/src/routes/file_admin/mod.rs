@@ -6,7 +6,9 @@
 
 use actix_web::web;
 
+pub mod trash;
+
 /// Registers every file manager route, literal paths first.
 pub fn register(cfg: &mut web::ServiceConfig) {
-    let _ = cfg;
+    trash::register(cfg);
 }
