@@ -39,9 +39,12 @@ impl BulkAction {
             Some("restore") => Ok(Self::Restore),
             Some("force_delete") => Ok(Self::ForceDelete),
             // TODO(issue 29, merge with part A): `tag` and `untag` (`can-tag-files`, body
-            // `tags`) call part A's tag storage; until the lead wires them they are refused as
-            // an unknown action.
-            Some("tag" | "untag") => Err(unknown_action()),
+            // `tags`) call part A's tag storage; until the lead wires them they are refused like
+            // an unknown action (422 on `action`).
+            Some("tag" | "untag") => Err(AppError::invalid(
+                "action",
+                "The tag and untag actions are not available yet.",
+            )),
             _ => Err(unknown_action()),
         }
     }
