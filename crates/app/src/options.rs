@@ -351,6 +351,19 @@ fn text_of(value: Option<&Value>) -> String {
     }
 }
 
+/// The label of item `id` of `collection` by the collection's own presentation (its
+/// `display_template`, then its `display_field`, else `#<id>`), `data` flattened to the default
+/// locale: how lists outside a relation field (a file's "where used") name an item.
+pub(crate) fn item_label(collection: &Collection, id: i64, data: &Map<String, Value>) -> String {
+    let non_empty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
+    let labelling = Labelling {
+        template: non_empty(&collection.presentation.display_template),
+        field: non_empty(&collection.presentation.display_field)
+            .filter(|name| collection.field(name).is_some()),
+    };
+    label(&labelling, id, data)
+}
+
 /// The label of item `id` whose `data` is flattened to the default locale.
 fn label(labelling: &Labelling, id: i64, data: &Map<String, Value>) -> String {
     let rendered = match (&labelling.template, &labelling.field) {

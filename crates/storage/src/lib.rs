@@ -28,6 +28,7 @@ pub mod files;
 mod filter_sql;
 pub mod groups;
 pub mod item_admin;
+pub mod item_files;
 pub mod items;
 pub mod keys;
 pub mod links;
@@ -57,9 +58,15 @@ pub use error::{DATA_FIELD, StorageError};
 /// backend supports transactional DDL (PostgreSQL), so a failure leaves the previous schema.
 #[tracing::instrument(skip_all, err)]
 pub async fn migrate(db: &Database) -> Result<(), StorageError> {
+    let pending = pending_migrations(db).await?;
     Migrator::up(db.connection(), None)
         .await
-        .map_err(StorageError::Migrate)
+        .map_err(StorageError::Migrate)?;
+    // A table derived from item data starts empty: fill it from the items that predate it.
+    if pending.iter().any(|name| name == item_files::MIGRATION) {
+        item_files::backfill(db).await?;
+    }
+    Ok(())
 }
 
 /// The names of the migrations not yet applied, in the order [`migrate`] would apply them.

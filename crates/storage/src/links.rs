@@ -106,8 +106,8 @@ fn links_of(field: &StoredField, item_id: i64, value: &Json) -> Vec<Link> {
     links
 }
 
-/// Rewrites the link rows of `fields` for item `item_id` from its stored `data`. Call inside the
-/// item's write transaction.
+/// Rewrites the link rows of `fields` for item `item_id` from its stored `data`, and its
+/// `item_files` rows ([`crate::item_files`]). Call inside the item's write transaction.
 pub(crate) async fn sync_links<C: ConnectionTrait>(
     tx: &C,
     collection: &Collection,
@@ -115,6 +115,8 @@ pub(crate) async fn sync_links<C: ConnectionTrait>(
     data: &Map<String, Json>,
     only: Option<&[vellum_domain::FieldName]>,
 ) -> Result<(), StorageError> {
+    // The file reverse index is derived from the same data at the same moments.
+    crate::item_files::sync_item_files(tx, collection, item_id, data, only).await?;
     let backend = tx.get_database_backend();
     let fields: Vec<&StoredField> = collection
         .fields
@@ -288,6 +290,11 @@ async fn live_ids<C: ConnectionTrait>(
             RefTarget::Nowhere => return Ok(found),
         }
         sql.bind_list(chunk.iter().copied());
+        // A file found here must stay until this write commits: a force delete waits for the
+        // share lock and then sees the `item_files` row this write adds (files::trash).
+        if *target == RefTarget::Files && sql.is_postgres() {
+            sql.push(" FOR SHARE");
+        }
         for row in sql.all_as::<IdRow, _>(tx).await? {
             found.insert(i64::from(row.id));
         }

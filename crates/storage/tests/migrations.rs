@@ -11,7 +11,7 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 23] = [
+const TABLES: [&str; 24] = [
     "activity_log",
     "api_keys",
     "collection_grants",
@@ -22,6 +22,7 @@ const TABLES: [&str; 23] = [
     "files",
     "group_users",
     "groups",
+    "item_files",
     "item_links",
     "item_revisions",
     "item_unique_values",

@@ -14,6 +14,13 @@ mod copy;
 mod download;
 mod replace;
 mod upload;
+mod bulk;
+mod trash;
+mod usage;
+
+pub use bulk::{BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
+pub use trash::{ForceOutcome, ItemRef, MAX_NAMED_ITEMS, delete, force_delete, restore};
+pub use usage::{MAX_USAGE_ITEMS, Usage, UsageGroup, UsageItem, usage};
 
 use std::sync::Arc;
 

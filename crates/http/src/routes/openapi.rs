@@ -153,6 +153,11 @@ pub async fn serve() -> HttpResponse {
         super::file_admin::blobs::replace,
         super::file_admin::blobs::copy,
         super::file_admin::blobs::download,
+        super::file_admin::trash::bulk,
+        super::file_admin::trash::delete_file,
+        super::file_admin::trash::restore,
+        super::file_admin::trash::force_delete,
+        super::file_admin::trash::usage,
     ),
     components(
         schemas(
@@ -209,10 +214,16 @@ pub async fn serve() -> HttpResponse {
             admin_items::ItemPreviewEnvelope,
             file_admin_blobs::UploadFilesForm, file_admin_blobs::ReplaceFileForm,
             file_admin_blobs::CopyFileRequest, file_admin_blobs::UploadedFilesEnvelope,
+            file_admin_trash::FileBulkRequest, file_admin_trash::FileBulkFailure,
+            file_admin_trash::FileBulkResult, file_admin_trash::FileBulkEnvelope,
+            file_admin_trash::FileItemRef, file_admin_trash::FileInUseBody,
+            file_admin_trash::FileUsageItem, file_admin_trash::FileUsageGroup,
+            file_admin_trash::FileUsage, file_admin_trash::FileUsageEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
             Unavailable, admin::TooManyRequests, admin::CrossSite,
+            file_admin_trash::FileInUse,
         ),
     ),
     modifiers(&Security),
@@ -232,7 +243,7 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
         (name = "admin: collections", description = "Admin app: the schema editor (collections, fields, field order, field packs and collection packs; changes that touch stored values answer a dry run unless `?confirm=true`), a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
         (name = "admin: items", description = "Admin app: a collection's items above roles (gated by the `can-*-collections` permissions): list and trash, export, create, update, soft delete, restore, force delete, bulk actions, revisions, preview as a role"),
-        (name = "admin: files", description = "Admin app: the file manager above the files matrix (gated by the `can-*-files` permissions): upload of many files, replace, copy, download"),
+        (name = "admin: files", description = "Admin app: the file manager above the files matrix (gated by the `can-*-files` permissions): browse, folders, metadata, tags, favorites, upload of many files, replace, copy, download, soft delete, restore, force delete, where used, bulk actions"),
     )
 )]
 pub struct ApiDoc;
@@ -307,8 +318,8 @@ mod tests {
             .map(|(_, op)| op)
             .collect();
         // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes,
-        // + 11 schema routes, + 13 item routes.
-        assert_eq!(operations.len(), 90);
+        // + 11 schema routes, + 13 item routes, + 5 file manager routes (issue 29 part C).
+        assert_eq!(operations.len(), 95);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -319,7 +330,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 90, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 95, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

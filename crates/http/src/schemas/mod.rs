@@ -7,6 +7,7 @@ pub mod access;
 pub mod admin;
 pub mod admin_items;
 pub mod file_admin_blobs;
+pub mod file_admin_trash;
 pub mod presentation;
 pub mod schema_admin;
 pub mod users;

@@ -39,6 +39,7 @@ use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent,
 pub mod copy;
 pub mod replace;
 mod transforms;
+pub mod trash;
 mod tree;
 pub mod upload;
 use crate::sql::{Sql, begin_write, id_param, like_pattern, now};

@@ -7,8 +7,10 @@
 use actix_web::web;
 
 pub mod blobs;
+pub mod trash;
 
 /// Registers every file manager route, literal paths first.
 pub fn register(cfg: &mut web::ServiceConfig) {
     blobs::register(cfg);
+    trash::register(cfg);
 }

@@ -5,6 +5,7 @@
 mod access_support;
 mod api_keys;
 mod files_blobs;
+mod files_trash;
 mod groups;
 mod items;
 mod items_bulk;
