@@ -10,6 +10,13 @@
 //! markup rules); every write moves the cache epoch (every replica's public cache) and records
 //! one activity entry (log [`FILES_LOG`], subject `file` and its id).
 
+pub mod browse;
+pub mod favorites;
+pub mod folders;
+pub mod metadata;
+pub mod resource;
+pub mod tags;
+
 use std::sync::Arc;
 
 use serde_json::{Value as Json, json};
@@ -20,6 +27,13 @@ use crate::actor::Actor;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
+
+pub use browse::{AdminFilePage, list, show};
+pub use favorites::{favorite, unfavorite};
+pub use folders::create_folder;
+pub use metadata::update;
+pub use resource::{admin_file, admin_file_resource, render_files};
+pub use tags::{TagResource, add_tags, list_tags, remove_tag};
 
 /// The activity log's name for file manager changes.
 pub const FILES_LOG: &str = "files";

@@ -121,7 +121,7 @@ fn focal(
 }
 
 /// A client's file name without any directory part or control characters.
-pub(super) fn clean_filename(raw: &str) -> String {
+pub(crate) fn clean_filename(raw: &str) -> String {
     let base = raw.rsplit(['/', '\\']).next().unwrap_or_default();
     let cleaned: String = base.chars().filter(|c| !c.is_control()).collect();
     let cleaned = cleaned.trim();

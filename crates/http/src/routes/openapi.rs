@@ -149,6 +149,15 @@ pub async fn serve() -> HttpResponse {
         super::admin_items::revisions,
         super::admin_items::restore_revision,
         super::admin_items::preview,
+        super::file_admin::browse::list,
+        super::file_admin::browse::create_folder,
+        super::file_admin::browse::list_tags,
+        super::file_admin::browse::show,
+        super::file_admin::browse::update,
+        super::file_admin::browse::add_tags,
+        super::file_admin::browse::remove_tag,
+        super::file_admin::browse::favorite,
+        super::file_admin::browse::unfavorite,
     ),
     components(
         schemas(
@@ -203,6 +212,10 @@ pub async fn serve() -> HttpResponse {
             admin_items::PreviewItemFilter, admin_items::DowngradedExpansion,
             admin_items::PreviewExplanation, admin_items::ItemPreview,
             admin_items::ItemPreviewEnvelope,
+            file_admin_browse::AdminFileResource, file_admin_browse::AdminFileEnvelope,
+            file_admin_browse::AdminFilePage, file_admin_browse::CreateFolderRequest,
+            file_admin_browse::UpdateAdminFileRequest, file_admin_browse::AddFileTagsRequest,
+            file_admin_browse::FileTag, file_admin_browse::FileTagList,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -226,6 +239,7 @@ pub async fn serve() -> HttpResponse {
         (name = "admin: groups", description = "Admin app: groups, their members and roles, soft delete, restore and force delete (site root, session cookie)"),
         (name = "admin: collections", description = "Admin app: the schema editor (collections, fields, field order, field packs and collection packs; changes that touch stored values answer a dry run unless `?confirm=true`), a collection's list columns and form layout, the relation picker's options and the singleton upsert (site root, session cookie)"),
         (name = "admin: items", description = "Admin app: a collection's items above roles (gated by the `can-*-collections` permissions): list and trash, export, create, update, soft delete, restore, force delete, bulk actions, revisions, preview as a role"),
+        (name = "admin: files", description = "Admin app: the file manager above roles (gated by the `can-*-files` permissions): browse, search and filter, trash view, folders, move and rename, access, metadata, tags, favorites"),
     )
 )]
 pub struct ApiDoc;
@@ -301,7 +315,7 @@ mod tests {
             .collect();
         // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes,
         // + 11 schema routes, + 13 item routes.
-        assert_eq!(operations.len(), 90);
+        assert_eq!(operations.len(), 99);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -312,7 +326,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 90, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 99, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod admin;
 pub mod admin_items;
+pub mod file_admin_browse;
 pub mod presentation;
 pub mod schema_admin;
 pub mod users;

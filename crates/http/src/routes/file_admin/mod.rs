@@ -4,9 +4,11 @@
 //! Literal segments (`/files/bulk`, `/files/upload`, `/files/folders`) are registered before
 //! `/files/{file}` so they are never read as an id.
 
+pub mod browse;
+
 use actix_web::web;
 
 /// Registers every file manager route, literal paths first.
 pub fn register(cfg: &mut web::ServiceConfig) {
-    let _ = cfg;
+    browse::register(cfg);
 }
