@@ -4,6 +4,7 @@
 
 mod access_support;
 mod api_keys;
+mod files_browse;
 mod groups;
 mod items;
 mod items_bulk;
