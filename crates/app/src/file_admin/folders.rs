@@ -44,9 +44,8 @@ pub async fn create_folder(
     };
     let parent = parent_id(obj.get("parent_id"), &mut errors).flatten();
     let access = access(obj.get("access"), &mut errors).flatten();
-    let name = match (name, errors.is_empty()) {
-        (Some(name), true) => name,
-        _ => return Err(AppError::Invalid(errors)),
+    let (Some(name), true) = (name, errors.is_empty()) else {
+        return Err(AppError::Invalid(errors));
     };
     let grant = Role::super_admin().authorize_file_write(FileAction::Create)?;
     let folder = store_folder(state.db(), &grant, parent, &name, access).await?;
