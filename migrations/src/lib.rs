@@ -18,7 +18,7 @@ mod m20261123_000002_item_unique_values;
 mod m20261125_000003_file_transform_last_used;
 mod m20261126_000004_admin_accounts;
 mod m20261126_000005_collection_admin;
-// m20261127_000006_file_manager: added by part A of issue 29 (merged by the lead).
+mod m20261127_000006_file_manager;
 mod m20261127_000007_item_files;
 
 /// The ordered list of Vellum's migrations.
@@ -34,7 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000003_file_transform_last_used::Migration),
             Box::new(m20261126_000004_admin_accounts::Migration),
             Box::new(m20261126_000005_collection_admin::Migration),
-            // Box::new(m20261127_000006_file_manager::Migration), from part A of issue 29.
+            Box::new(m20261127_000006_file_manager::Migration),
             Box::new(m20261127_000007_item_files::Migration),
         ]
     }

@@ -11,13 +11,15 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 24] = [
+const TABLES: [&str; 26] = [
     "activity_log",
     "api_keys",
     "collection_grants",
     "collections",
     "fields",
+    "file_favorites",
     "file_grants",
+    "file_tags",
     "file_transforms",
     "files",
     "group_users",

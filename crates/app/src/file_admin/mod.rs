@@ -21,6 +21,12 @@ mod usage;
 pub use bulk::{BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
 pub use trash::{ForceOutcome, ItemRef, MAX_NAMED_ITEMS, delete, force_delete, restore};
 pub use usage::{MAX_USAGE_ITEMS, Usage, UsageGroup, UsageItem, usage};
+pub mod browse;
+pub mod favorites;
+pub mod folders;
+pub mod metadata;
+pub mod resource;
+pub mod tags;
 
 use std::sync::Arc;
 
@@ -37,6 +43,12 @@ pub use copy::copy;
 pub use download::download;
 pub use replace::{FOLDER_HAS_NO_CONTENT, replace};
 pub use upload::{MAX_FILES, StagedPart, UploadManyForm, receive_part, upload};
+pub use browse::{AdminFilePage, list, show};
+pub use favorites::{favorite, unfavorite};
+pub use folders::create_folder;
+pub use metadata::update;
+pub use resource::{admin_file, admin_file_resource, render_files};
+pub use tags::{TagResource, add_tags, list_tags, remove_tag};
 
 /// The activity log's name for file manager changes.
 pub const FILES_LOG: &str = "files";

@@ -5,7 +5,7 @@
 //! reach only what the same role's show reaches. Content and transforms answer a [`Download`]:
 //! what to stream and with which validators; the surface streams it.
 
-mod patch;
+pub(crate) mod patch;
 mod transform;
 mod upload;
 

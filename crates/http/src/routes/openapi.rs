@@ -158,6 +158,15 @@ pub async fn serve() -> HttpResponse {
         super::file_admin::trash::restore,
         super::file_admin::trash::force_delete,
         super::file_admin::trash::usage,
+        super::file_admin::browse::list,
+        super::file_admin::browse::create_folder,
+        super::file_admin::browse::list_tags,
+        super::file_admin::browse::show,
+        super::file_admin::browse::update,
+        super::file_admin::browse::add_tags,
+        super::file_admin::browse::remove_tag,
+        super::file_admin::browse::favorite,
+        super::file_admin::browse::unfavorite,
     ),
     components(
         schemas(
@@ -219,6 +228,10 @@ pub async fn serve() -> HttpResponse {
             file_admin_trash::FileItemRef, file_admin_trash::FileInUseBody,
             file_admin_trash::FileUsageItem, file_admin_trash::FileUsageGroup,
             file_admin_trash::FileUsage, file_admin_trash::FileUsageEnvelope,
+            file_admin_browse::AdminFileResource, file_admin_browse::AdminFileEnvelope,
+            file_admin_browse::AdminFilePage, file_admin_browse::CreateFolderRequest,
+            file_admin_browse::UpdateAdminFileRequest, file_admin_browse::AddFileTagsRequest,
+            file_admin_browse::FileTag, file_admin_browse::FileTagList,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -318,8 +331,10 @@ mod tests {
             .map(|(_, op)| op)
             .collect();
         // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes,
-        // + 11 schema routes, + 13 item routes, + 5 file manager routes (issue 29 part C).
-        assert_eq!(operations.len(), 95);
+        // + 11 schema routes, + 13 item routes; issue 29's file manager: + 9 browse, folder,
+        // metadata, tag and favorite routes, + 5 upload, replace, copy and download (GET and
+        // HEAD), + 5 delete, restore, force delete, usage and bulk.
+        assert_eq!(operations.len(), 109);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -330,7 +345,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 95, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 109, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

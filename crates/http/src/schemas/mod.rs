@@ -8,6 +8,7 @@ pub mod admin;
 pub mod admin_items;
 pub mod file_admin_blobs;
 pub mod file_admin_trash;
+pub mod file_admin_browse;
 pub mod presentation;
 pub mod schema_admin;
 pub mod users;

@@ -38,6 +38,9 @@ use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent,
 
 pub mod copy;
 pub mod replace;
+pub mod browse;
+pub mod favorites;
+pub mod tags;
 mod transforms;
 pub mod trash;
 mod tree;
@@ -175,6 +178,10 @@ pub struct FilePatch {
     pub access: Option<Option<Visibility>>,
     /// `Some(None)` moves the row to the top level.
     pub parent_id: Option<Option<i64>>,
+    /// Text for assistive technology (the admin file manager's metadata).
+    pub alt_text: Option<Option<String>>,
+    /// A JSON object of the project's own metadata; the application layer bounds its size.
+    pub custom_fields: Option<Option<serde_json::Value>>,
 }
 
 /// The columns every read selects from the `visible` CTE, in [`FileRow`]'s terms.
@@ -564,8 +571,9 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
             && let Some(parent) = new_parent
             && is_ancestor_or_self(&txn, id32, parent).await?
         {
-            return Err(StorageError::conflict(
-                "a folder cannot be moved into itself or one of its own subfolders".to_owned(),
+            return Err(StorageError::conflict_on(
+                "parent_id",
+                "a folder cannot be moved into itself or one of its own subfolders",
             ));
         }
         let new_name = patch.filename.as_deref().unwrap_or(&current_name);
@@ -581,6 +589,7 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
         ("description", patch.description),
         ("location", patch.location),
         ("download_name", patch.download_name),
+        ("alt_text", patch.alt_text),
     ];
     for (column, value) in texts {
         if let Some(value) = value {
@@ -594,6 +603,13 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
         if let Some(value) = value {
             sql.push(", ").push(column).push(" = ").bind(value);
         }
+    }
+    if let Some(fields) = &patch.custom_fields {
+        sql.push(", custom_fields = ");
+        match fields {
+            Some(fields) => sql.bind_json(fields),
+            None => sql.push("NULL"),
+        };
     }
     if let Some(name) = patch.filename {
         sql.push(", filename = ").bind(name);
@@ -674,7 +690,17 @@ pub async fn soft_delete_file<C: ConnectionTrait + TransactionTrait>(
 /// deep tree is cut short. Deleted ancestors still count: their `access` was set for what they
 /// held.
 fn push_visible_cte(sql: &mut Sql, filter: impl FnOnce(&mut Sql)) {
-    sql.push("WITH RECURSIVE base AS (SELECT f.* FROM files f WHERE f.deleted_at IS NULL AND (");
+    push_resolved_cte(sql, true, filter);
+}
+
+/// As [`push_visible_cte`]; with `live_only` false, soft-deleted rows match too (the admin file
+/// manager's trash and its show of a trashed file).
+fn push_resolved_cte(sql: &mut Sql, live_only: bool, filter: impl FnOnce(&mut Sql)) {
+    sql.push("WITH RECURSIVE base AS (SELECT f.* FROM files f WHERE ");
+    if live_only {
+        sql.push("f.deleted_at IS NULL AND ");
+    }
+    sql.push("(");
     filter(sql);
     sql.push(
         ")), \

@@ -41,7 +41,12 @@ pub(super) async fn live_parent<C: ConnectionTrait>(
     let Some(parent) = parent else {
         return Ok(None);
     };
-    let missing = || StorageError::conflict(format!("the parent folder {parent} does not exist"));
+    let missing = || {
+        StorageError::conflict_on(
+            "parent_id",
+            format!("the parent folder {parent} does not exist"),
+        )
+    };
     let id = id_param(parent).ok_or_else(missing)?;
     let mut sql = Sql::new(txn.get_database_backend());
     sql.push("SELECT type FROM files WHERE id = ")
@@ -49,9 +54,10 @@ pub(super) async fn live_parent<C: ConnectionTrait>(
         .push(" AND deleted_at IS NULL");
     let row = sql.one_as::<KindRow, _>(txn).await?.ok_or_else(missing)?;
     if FileKind::parse(&row.kind)? != FileKind::Folder {
-        return Err(StorageError::conflict(format!(
-            "the parent {parent} is a file, not a folder"
-        )));
+        return Err(StorageError::conflict_on(
+            "parent_id",
+            format!("the parent {parent} is a file, not a folder"),
+        ));
     }
     Ok(Some(id))
 }
@@ -73,9 +79,10 @@ pub(super) async fn check_folder_name_free<C: ConnectionTrait>(
         sql.push(" AND id <> ").bind(except);
     }
     if sql.one(txn).await?.is_some() {
-        return Err(StorageError::conflict(format!(
-            "a folder named {name:?} already exists here"
-        )));
+        return Err(StorageError::conflict_on(
+            "name",
+            format!("a folder named {name:?} already exists here"),
+        ));
     }
     Ok(())
 }
@@ -100,8 +107,9 @@ pub(super) async fn is_ancestor_or_self<C: ConnectionTrait>(
 
 pub(super) fn check_name(name: &str) -> Result<(), StorageError> {
     if name.trim().is_empty() {
-        return Err(StorageError::conflict(
-            "a name must not be empty".to_owned(),
+        return Err(StorageError::conflict_on(
+            "name",
+            "a name must not be empty",
         ));
     }
     Ok(())

@@ -7,10 +7,12 @@
 use actix_web::web;
 
 pub mod blobs;
+pub mod browse;
 pub mod trash;
 
 /// Registers every file manager route, literal paths first.
 pub fn register(cfg: &mut web::ServiceConfig) {
+    browse::register(cfg);
     blobs::register(cfg);
     trash::register(cfg);
 }

@@ -6,6 +6,7 @@ mod access_support;
 mod api_keys;
 mod files_blobs;
 mod files_trash;
+mod files_browse;
 mod groups;
 mod items;
 mod items_bulk;
