@@ -1,7 +1,8 @@
 //! `POST /files/bulk`: `{"action": "move" | "delete" | "restore" | "force_delete" | "tag" |
 //! "untag", "ids": [1..=100 positive integers], "parent_id": folder id or null (move),
 //! "tags": [...] (tag, untag)}`, each action gated by its own permission (move:
-//! `can-edit-files`; delete, restore, force delete: as their single routes). Every id is handled
+//! `can-edit-files`; tag, untag: `can-tag-files`; delete, restore, force delete: as their
+//! single routes). Every id is handled
 //! on its own, exactly as its single route would (its own transaction, activity entry and epoch
 //! move); one failing does not stop the others, and the answer says which were done and why each
 //! other failed (`status` is the status the single route would have answered).
@@ -11,6 +12,7 @@ use serde_json::Value as Json;
 use vellum_policy::FileAction;
 use vellum_storage::files::{FileKind, FilePatch};
 
+use super::tags::parse_tags;
 use super::trash::{ForceOutcome, delete_one, force_delete_one, restore_one};
 use super::{log, open};
 use crate::actor::Actor;
@@ -29,6 +31,10 @@ enum BulkAction {
     Delete,
     Restore,
     ForceDelete,
+    /// Adds the body's `tags` (as `POST /files/{file}/tags`).
+    Tag,
+    /// Removes the body's `tags` (a file without one of them is left as it is).
+    Untag,
 }
 
 impl BulkAction {
@@ -38,13 +44,8 @@ impl BulkAction {
             Some("delete") => Ok(Self::Delete),
             Some("restore") => Ok(Self::Restore),
             Some("force_delete") => Ok(Self::ForceDelete),
-            // TODO(issue 29, merge with part A): `tag` and `untag` (`can-tag-files`, body
-            // `tags`) call part A's tag storage; until the lead wires them they are refused like
-            // an unknown action (422 on `action`).
-            Some("tag" | "untag") => Err(AppError::invalid(
-                "action",
-                "The tag and untag actions are not available yet.",
-            )),
+            Some("tag") => Ok(Self::Tag),
+            Some("untag") => Ok(Self::Untag),
             _ => Err(unknown_action()),
         }
     }
@@ -55,6 +56,7 @@ impl BulkAction {
             Self::Delete => "can-delete-files",
             Self::Restore => "can-restore-files",
             Self::ForceDelete => "can-force-delete-files",
+            Self::Tag | Self::Untag => "can-tag-files",
         }
     }
 }
@@ -62,7 +64,7 @@ impl BulkAction {
 fn unknown_action() -> AppError {
     AppError::invalid(
         "action",
-        "The action field is required and must be one of: move, delete, restore, force_delete.",
+        "The action field is required and must be one of: move, delete, restore, force_delete, tag, untag.",
     )
 }
 
@@ -146,6 +148,10 @@ pub async fn bulk(
         BulkAction::Move => read_parent(body)?,
         _ => None,
     };
+    let tags = match action {
+        BulkAction::Tag | BulkAction::Untag => parse_tags(body)?,
+        _ => Vec::new(),
+    };
     if let Some(parent) = parent {
         let folder = vellum_storage::files::get_file(state.db(), parent).await?;
         if folder.is_none_or(|f| f.kind != FileKind::Folder) {
@@ -157,7 +163,7 @@ pub async fn bulk(
     }
     let mut outcome = BulkOutcome::default();
     for id in ids {
-        match run(state, principal, &actor, action, parent, id).await {
+        match run(state, principal, &actor, action, (parent, &tags), id).await {
             Ok(()) => outcome.done.push(id),
             Err(Refusal::InUse(message)) => outcome.failed.push(BulkFailure {
                 id,
@@ -186,10 +192,12 @@ async fn run(
     principal: &Principal,
     actor: &Actor,
     action: BulkAction,
-    parent: Option<i64>,
+    (parent, tags): (Option<i64>, &[String]),
     id: i64,
 ) -> Result<(), Refusal> {
     match action {
+        BulkAction::Tag => Ok(tag_one(state, principal, id, tags).await?),
+        BulkAction::Untag => Ok(untag_one(state, principal, id, tags).await?),
         BulkAction::Move => Ok(move_one(state, principal, actor, id, parent).await?),
         BulkAction::Delete => Ok(delete_one(state, principal, actor, id).await?),
         BulkAction::Restore => Ok(restore_one(state, principal, id).await?),
@@ -198,6 +206,56 @@ async fn run(
             ForceOutcome::InUse { message, .. } => Err(Refusal::InUse(message)),
         },
     }
+}
+
+/// Adds `tags` to one live file, as `POST /files/{file}/tags` does.
+async fn tag_one(
+    state: &AppState,
+    principal: &Principal,
+    id: i64,
+    tags: &[String],
+) -> Result<(), AppError> {
+    let all = vellum_storage::files::tags::add_tags(state.db(), id, tags).await?;
+    state.content_changed().await;
+    log(
+        state,
+        principal,
+        "tagged",
+        id,
+        vec!["tags".to_owned()],
+        serde_json::json!({ "added": tags, "tags": all }),
+    )
+    .await;
+    Ok(())
+}
+
+/// Removes `tags` from one live file; a tag it does not carry is skipped (one entry for the
+/// tags it did carry, none when it carried none).
+async fn untag_one(
+    state: &AppState,
+    principal: &Principal,
+    id: i64,
+    tags: &[String],
+) -> Result<(), AppError> {
+    let mut removed = Vec::new();
+    for tag in tags {
+        if vellum_storage::files::tags::remove_tag(state.db(), id, tag).await? {
+            removed.push(tag.clone());
+        }
+    }
+    if !removed.is_empty() {
+        state.content_changed().await;
+        log(
+            state,
+            principal,
+            "untagged",
+            id,
+            vec!["tags".to_owned()],
+            serde_json::json!({ "removed": removed }),
+        )
+        .await;
+    }
+    Ok(())
 }
 
 /// Moves one live file or folder (a folder with its contents) into `parent`.

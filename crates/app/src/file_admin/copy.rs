@@ -12,7 +12,6 @@ use crate::error::AppError;
 use crate::files::{MAX_NAME, clean_filename};
 use crate::items::parse_id;
 use crate::principal::Principal;
-use crate::resources::file_resource;
 
 /// Copies file `id`; `body` is `{"parent_id"?: id | null, "filename"?: string}` (without
 /// `parent_id` the copy goes into the source's folder, with `null` to the top level; without
@@ -43,7 +42,7 @@ pub async fn copy(
         json!({"source_id": id, "filename": copy.filename, "parent_id": copy.parent_id}),
     )
     .await;
-    Ok(file_resource(&state.config().base_url, &copy))
+    super::resource::admin_file(state, principal, copy.id).await
 }
 
 /// The copy's target folder (`None`: the source's; `Some(None)`: the top level) and name.

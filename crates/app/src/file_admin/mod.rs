@@ -10,12 +10,12 @@
 //! markup rules); every write moves the cache epoch (every replica's public cache) and records
 //! one activity entry (log [`FILES_LOG`], subject `file` and its id).
 
+mod bulk;
 mod copy;
 mod download;
 mod replace;
-mod upload;
-mod bulk;
 mod trash;
+mod upload;
 mod usage;
 
 pub use bulk::{BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
@@ -39,16 +39,16 @@ use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
 
+pub use browse::{AdminFilePage, list, show};
 pub use copy::copy;
 pub use download::download;
-pub use replace::{FOLDER_HAS_NO_CONTENT, replace};
-pub use upload::{MAX_FILES, StagedPart, UploadManyForm, receive_part, upload};
-pub use browse::{AdminFilePage, list, show};
 pub use favorites::{favorite, unfavorite};
 pub use folders::create_folder;
 pub use metadata::update;
+pub use replace::{FOLDER_HAS_NO_CONTENT, replace};
 pub use resource::{admin_file, admin_file_resource, render_files};
 pub use tags::{TagResource, add_tags, list_tags, remove_tag};
+pub use upload::{MAX_FILES, StagedPart, UploadManyForm, receive_part, upload};
 
 /// The activity log's name for file manager changes.
 pub const FILES_LOG: &str = "files";

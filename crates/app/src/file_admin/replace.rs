@@ -18,7 +18,6 @@ use crate::files::UploadForm;
 use crate::ingest;
 use crate::items::parse_id;
 use crate::principal::Principal;
-use crate::resources::file_resource;
 
 /// The message of a replace aimed at a folder.
 pub const FOLDER_HAS_NO_CONTENT: &str = "A folder has no content to replace.";
@@ -96,5 +95,5 @@ where
         }),
     )
     .await;
-    Ok(file_resource(&state.config().base_url, new))
+    Ok(super::resource::admin_file(state, principal, new.id).await?)
 }

@@ -124,7 +124,7 @@ pub async fn remove_tag(
 }
 
 /// `{"tags": [..]}`: 1 to 50 strings, each normalized; repeats collapse.
-fn parse_tags(body: &Value) -> Result<Vec<String>, AppError> {
+pub(crate) fn parse_tags(body: &Value) -> Result<Vec<String>, AppError> {
     let Some(Value::Array(raw)) = body.get("tags") else {
         return Err(AppError::invalid(
             "tags",

@@ -20,7 +20,6 @@ use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::parse_id;
 use crate::principal::Principal;
-use crate::resources::file_resource;
 
 /// The most referencing items a refused force delete names.
 pub const MAX_NAMED_ITEMS: u64 = 50;
@@ -87,10 +86,7 @@ pub async fn restore(state: &AppState, principal: &Principal, id: &str) -> Resul
     open(state, principal, "can-restore-files").await?;
     let id = parse_id(id)?;
     restore_one(state, principal, id).await?;
-    let file = vellum_storage::files::get_file(state.db(), id)
-        .await?
-        .ok_or(AppError::NotFound)?;
-    Ok(file_resource(&state.config().base_url, &file))
+    super::resource::admin_file(state, principal, id).await
 }
 
 pub(super) async fn restore_one(

@@ -20,7 +20,6 @@ use crate::error::AppError;
 use crate::files::{MAX_NAME, clean_filename, parse_parent_id};
 use crate::ingest::{self, Received, Upload};
 use crate::principal::Principal;
-use crate::resources::file_resource;
 
 /// Most `file` parts one request may carry.
 pub const MAX_FILES: usize = 100;
@@ -183,6 +182,14 @@ where
         )
         .await;
     }
-    let base = &state.config().base_url;
-    Ok(files.iter().map(|f| file_resource(base, f)).collect())
+    // New rows: no alt text, custom fields or tags yet; one query for the page's favorites.
+    let files: Vec<vellum_storage::files::browse::AdminFile> = files
+        .into_iter()
+        .map(|file| vellum_storage::files::browse::AdminFile {
+            file,
+            alt_text: None,
+            custom_fields: None,
+        })
+        .collect();
+    Ok(super::resource::render_files(state, principal, &files).await?)
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::FileResource;
+use super::file_admin_browse::AdminFileResource;
 
 /// The many-file upload body (`multipart/form-data`): up to 100 `file` parts, each at most the
 /// project's `files_max_upload_bytes`.
@@ -38,5 +38,5 @@ pub struct CopyFileRequest {
 #[derive(Debug, ToSchema, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UploadedFilesEnvelope {
-    pub data: Vec<FileResource>,
+    pub data: Vec<AdminFileResource>,
 }

@@ -10,8 +10,8 @@ use utoipa::ToSchema;
 #[derive(Debug, ToSchema, Serialize)]
 pub struct FileBulkRequest {
     /// `move` (needs `can-edit-files`; `parent_id` required), `delete` (`can-delete-files`),
-    /// `restore` (`can-restore-files`) or `force_delete` (`can-force-delete-files`). `tag` and
-    /// `untag` (`can-tag-files`, `tags`) are not available yet: refused with 422.
+    /// `restore` (`can-restore-files`), `force_delete` (`can-force-delete-files`), `tag` or
+    /// `untag` (`can-tag-files`; `tags` required).
     #[schema(pattern = "^(move|delete|restore|force_delete|tag|untag)$")]
     pub action: String,
     /// 1 to 100 file or folder ids; repeated ids count once.

@@ -14,11 +14,12 @@ use crate::sql::{Sql, begin_write, id_param, now};
 
 /// The columns a copy takes from its source as they are (besides `parent_id` and `filename`,
 /// which the copy may change, and the timestamps, which are its own).
-const COPIED: &str = "type, access, title, description, location, download_name, mime_type, \
-     extension, filesize, width, height, focal_point_x, focal_point_y, content_hash, storage_key";
+const COPIED: &str = "type, access, title, description, alt_text, custom_fields, location, \
+     download_name, mime_type, extension, filesize, width, height, focal_point_x, focal_point_y, \
+     content_hash, storage_key";
 
 /// Copies live file `id` into `parent` (`None`: the source's folder; `Some(None)`: the top level)
-/// under `filename` (`None`: the source's name), with its metadata and stored access, sharing
+/// under `filename` (`None`: the source's name), with its metadata, tags and stored access, sharing
 /// its blob. One transaction under the tree lock, so the source cannot be deleted (and its blob
 /// with it) between the check and the insert.
 ///
@@ -77,6 +78,13 @@ pub async fn copy_file<C: ConnectionTrait + TransactionTrait>(
         .push(" FROM files WHERE id = ")
         .bind(source_id);
     let id = sql.insert_returning_id(&txn).await?;
+    // The tags go with the copy (favorites are a user's choice of one file and do not).
+    let mut tags = Sql::new(txn.get_database_backend());
+    tags.push("INSERT INTO file_tags (file_id, tag) SELECT ")
+        .bind(id_param(id).ok_or(StorageError::NotFound { what: "file" })?)
+        .push(", tag FROM file_tags WHERE file_id = ")
+        .bind(source_id);
+    tags.execute(&txn).await?;
     let copy = reread(&txn, id).await?;
     txn.commit().await?;
     Ok(copy)

@@ -36,10 +36,10 @@ use crate::StorageError;
 use crate::blob::{BlobStore, StagedBlob};
 use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent, lock_tree};
 
-pub mod copy;
-pub mod replace;
 pub mod browse;
+pub mod copy;
 pub mod favorites;
+pub mod replace;
 pub mod tags;
 mod transforms;
 pub mod trash;

@@ -54,7 +54,7 @@ pub async fn upload(
     params(("file" = i64, Path, description = "File id")),
     request_body(content_type = "multipart/form-data", content = crate::schemas::file_admin_blobs::ReplaceFileForm),
     responses(
-        (status = 200, description = "The file with its new bytes (same id, name and metadata)", content_type = "application/json", body = crate::schemas::FileEnvelope),
+        (status = 200, description = "The file with its new bytes (same id, name and metadata)", content_type = "application/json", body = crate::schemas::file_admin_browse::AdminFileEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -82,7 +82,7 @@ pub async fn replace(
     params(("file" = i64, Path, description = "File id")),
     request_body(content_type = "application/json", content = crate::schemas::file_admin_blobs::CopyFileRequest),
     responses(
-        (status = 201, description = "The copy: a new file sharing the source's stored bytes", content_type = "application/json", body = crate::schemas::FileEnvelope),
+        (status = 201, description = "The copy: a new file sharing the source's stored bytes", content_type = "application/json", body = crate::schemas::file_admin_browse::AdminFileEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),

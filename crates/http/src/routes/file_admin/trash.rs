@@ -73,7 +73,7 @@ pub async fn delete_file(
     security(("session" = [])),
     params(("file" = i64, Path, description = "File or folder id")),
     responses(
-        (status = 200, description = "The restored file or folder (what was deleted with it is restored too)", content_type = "application/json", body = crate::schemas::FileEnvelope),
+        (status = 200, description = "The restored file or folder (what was deleted with it is restored too)", content_type = "application/json", body = crate::schemas::file_admin_browse::AdminFileEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),

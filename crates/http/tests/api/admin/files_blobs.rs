@@ -882,11 +882,15 @@ async fn a_copy_shares_the_blob_and_takes_the_metadata() {
             description: Some(Some("Numbers".to_owned())),
             focal_point_x: Some(Some(0.25)),
             access: Some(Some(Visibility::Private)),
+            alt_text: Some(Some("A chart".to_owned())),
             ..FilePatch::default()
         },
     )
     .await
     .unwrap();
+    vellum_storage::files::tags::add_tags(&app.db.conn, source, &["q3".to_owned()])
+        .await
+        .unwrap();
 
     let (status, body) = send(
         &app,
@@ -909,6 +913,8 @@ async fn a_copy_shares_the_blob_and_takes_the_metadata() {
     assert_eq!(copy["description"], "Numbers");
     assert_eq!(copy["focal_point_x"], 0.25);
     assert_eq!(copy["access"], "private");
+    assert_eq!(copy["alt_text"], "A chart");
+    assert_eq!(copy["tags"], json!(["q3"]), "tags go with the copy");
     assert_eq!(copy["filesize"], 5000);
     let (a, b) = (stored(&app, source).await, stored(&app, copy_id).await);
     assert_eq!(a.storage_key, b.storage_key);

@@ -216,6 +216,7 @@ async fn bulk_actions_each_need_their_own_permission() {
         ("restore", "can-restore-files"),
         ("force_delete", "can-force-delete-files"),
         ("move", "can-edit-files"),
+        ("tag", "can-tag-files"),
     ];
     for (i, (action, _)) in sessions.iter().enumerate() {
         for (j, (_, permission)) in sessions.iter().enumerate() {
@@ -223,7 +224,7 @@ async fn bulk_actions_each_need_their_own_permission() {
                 continue;
             }
             let s = session_with(&app, &format!("u{i}-{j}"), &[permission]).await;
-            let body = json!({"action": action, "ids": [file], "parent_id": null});
+            let body = json!({"action": action, "ids": [file], "parent_id": null, "tags": ["x"]});
             let (status, answer) = bulk(&app, &s, body).await;
             assert_eq!(
                 (status, answer),
@@ -777,14 +778,8 @@ async fn bulk_reports_failures_per_id() {
 
     // Whole-request refusals.
     for (body, field) in [
-        (
-            json!({"action": "tag", "ids": [a], "tags": ["x"]}),
-            "action",
-        ),
-        (
-            json!({"action": "untag", "ids": [a], "tags": ["x"]}),
-            "action",
-        ),
+        (json!({"action": "tag", "ids": [a]}), "tags"),
+        (json!({"action": "untag", "ids": [a], "tags": []}), "tags"),
         (json!({"action": "shred", "ids": [a]}), "action"),
         (json!({"action": "delete", "ids": []}), "ids"),
         (json!({"action": "delete", "ids": [0]}), "ids"),
@@ -858,4 +853,56 @@ async fn every_change_is_in_the_activity_log() {
     .map(|(e, id)| (e.to_owned(), id.clone()))
     .collect();
     assert_eq!(file_activity(&app, &root).await, expected);
+}
+
+#[actix_web::test]
+async fn bulk_tags_and_untags_many_files() {
+    let (app, root) = setup().await;
+    let a = upload(&app, "a.txt", b"a", None).await;
+    let b = upload(&app, "b.txt", b"b", None).await;
+    let gone = upload(&app, "c.txt", b"c", None).await;
+    let (status, _) = send(&app, Method::DELETE, &format!("/files/{gone}"), &root, None).await;
+    assert_eq!(status, 204);
+    let (status, answer) = bulk(
+        &app,
+        &root,
+        json!({"action": "tag", "ids": [a, b, gone], "tags": ["Summer ", "sea"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["done"], json!([a, b]));
+    assert_eq!(
+        (
+            answer["data"]["failed"][0]["id"].as_i64(),
+            answer["data"]["failed"][0]["status"].as_u64()
+        ),
+        (Some(gone), Some(404))
+    );
+    let tags = |id: i64| {
+        let app = &app;
+        let root = &root;
+        async move {
+            let (_, shown) = send(app, Method::GET, &format!("/files/{id}"), root, None).await;
+            shown["data"]["tags"].clone()
+        }
+    };
+    assert_eq!(tags(a).await, json!(["sea", "summer"]));
+    let (status, listed) = send(&app, Method::GET, "/files?tag=summer", &root, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(listed["meta"]["total"], 2, "{listed}");
+    let (status, answer) = bulk(
+        &app,
+        &root,
+        json!({"action": "untag", "ids": [a, b], "tags": ["summer", "winter"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["done"], json!([a, b]));
+    assert_eq!(tags(b).await, json!(["sea"]));
+    let log = file_activity(&app, &root).await;
+    assert_eq!(
+        log.iter().filter(|(event, _)| event == "untagged").count(),
+        2,
+        "{log:?}"
+    );
 }

@@ -5,8 +5,8 @@
 mod access_support;
 mod api_keys;
 mod files_blobs;
-mod files_trash;
 mod files_browse;
+mod files_trash;
 mod groups;
 mod items;
 mod items_bulk;
