@@ -21,7 +21,7 @@ use super::resource::admin_file;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::MAX_NAME;
-use crate::files::patch::clean_filename;
+use crate::files::patch::{clean_filename, focal, optional_text};
 use crate::items::parse_id;
 use crate::principal::Principal;
 
@@ -105,11 +105,11 @@ fn parse(obj: &Map<String, Value>) -> Result<FilePatch, AppError> {
         errors.add("body", "The request body must name at least one field.");
     }
     let mut patch = FilePatch {
-        title: text(obj, "title", MAX_TEXT, &mut errors),
-        description: text(obj, "description", MAX_TEXT, &mut errors),
-        location: text(obj, "location", MAX_TEXT, &mut errors),
-        alt_text: text(obj, "alt_text", MAX_ALT, &mut errors),
-        download_name: text(obj, "download_name", MAX_NAME, &mut errors),
+        title: optional_text(obj, "title", MAX_TEXT, &mut errors),
+        description: optional_text(obj, "description", MAX_TEXT, &mut errors),
+        location: optional_text(obj, "location", MAX_TEXT, &mut errors),
+        alt_text: optional_text(obj, "alt_text", MAX_ALT, &mut errors),
+        download_name: optional_text(obj, "download_name", MAX_NAME, &mut errors),
         focal_point_x: focal(obj, "focal_point_x", &mut errors),
         focal_point_y: focal(obj, "focal_point_y", &mut errors),
         custom_fields: custom_fields(obj.get("custom_fields"), &mut errors),
@@ -131,55 +131,6 @@ fn parse(obj: &Map<String, Value>) -> Result<FilePatch, AppError> {
         Some(_) => errors.add("filename", "The filename field must be a string."),
     }
     errors.into_result(patch).map_err(AppError::Invalid)
-}
-
-fn text(
-    obj: &Map<String, Value>,
-    key: &str,
-    max: usize,
-    errors: &mut ValidationErrors,
-) -> Option<Option<String>> {
-    match obj.get(key) {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(Value::String(s)) if s.chars().count() <= max => Some(Some(s.clone())),
-        Some(Value::String(_)) => {
-            errors.add(
-                key,
-                format!("The {key} field must not be longer than {max} characters."),
-            );
-            None
-        }
-        Some(_) => {
-            errors.add(key, format!("The {key} field must be a string or null."));
-            None
-        }
-    }
-}
-
-fn focal(
-    obj: &Map<String, Value>,
-    key: &str,
-    errors: &mut ValidationErrors,
-) -> Option<Option<f64>> {
-    match obj.get(key) {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(v) if (0.0..=1.0).contains(&v) => Some(Some(v)),
-            _ => {
-                errors.add(key, format!("The {key} field must be between 0 and 1."));
-                None
-            }
-        },
-        Some(_) => {
-            errors.add(
-                key,
-                format!("The {key} field must be a number between 0 and 1 or null."),
-            );
-            None
-        }
-    }
 }
 
 fn custom_fields(raw: Option<&Value>, errors: &mut ValidationErrors) -> Option<Option<Value>> {

@@ -71,7 +71,7 @@ pub(super) fn parse_patch(body: &[u8]) -> Result<FilePatch, AppError> {
     errors.into_result(patch).map_err(AppError::Invalid)
 }
 
-fn optional_text(
+pub(crate) fn optional_text(
     obj: &Map<String, Value>,
     key: &str,
     max: usize,
@@ -95,7 +95,7 @@ fn optional_text(
     }
 }
 
-fn focal(
+pub(crate) fn focal(
     obj: &Map<String, Value>,
     key: &str,
     errors: &mut ValidationErrors,
