@@ -17,6 +17,7 @@
 
 use sea_orm::{ConnectionTrait, FromQueryResult, TransactionSession, TransactionTrait};
 use serde_json::{Map, Value as Json};
+use sha2::{Digest, Sha256};
 use tracing::instrument;
 use vellum_domain::{FieldDef, FieldName};
 
@@ -31,6 +32,33 @@ use crate::unique::{claim_unique, release_unique};
 
 /// Items per batch: one short transaction each.
 pub const BATCH: u64 = 500;
+
+/// 128-bit digests of the claims `value` would make as field `def`'s value (none when the field
+/// has no `unique` rule), each telling its locale apart: two equal digests are two items taking
+/// the same value. For dry runs, which look for collisions among converted values without
+/// writing a claim; 16 bytes per value keeps that check small at any collection size.
+#[must_use]
+pub fn unique_digests(def: &FieldDef, value: &Json) -> Vec<u128> {
+    if !is_unique(def) {
+        return Vec::new();
+    }
+    stored_unique_values(&def.name, def.translatable, Some(value))
+        .iter()
+        .filter(|check| !check.value.is_null())
+        .map(|check| {
+            let mut hasher = Sha256::new();
+            hasher.update(check.locale.as_ref().map_or("", |l| l.as_str()).as_bytes());
+            hasher.update([0]);
+            hasher.update(crate::unique::canonical(&check.value).as_bytes());
+            let digest = hasher.finalize();
+            let mut first = [0u8; 16];
+            for (to, from) in first.iter_mut().zip(digest.iter()) {
+                *to = *from;
+            }
+            u128::from_be_bytes(first)
+        })
+        .collect()
+}
 
 /// An item's id and `data` (as JSON text).
 #[derive(FromQueryResult)]

@@ -113,16 +113,20 @@ pub(crate) async fn sync_item_files<C: ConnectionTrait>(
     Ok(())
 }
 
-/// Fills `item_files` from every item's `data` (soft-deleted items too), collection by
-/// collection, [`BACKFILL_BATCH`] items per transaction; answers how many items were read.
-/// Idempotent: each item's rows are rewritten, not added to.
+/// Fills `item_files` from every item's `data` (soft-deleted items too) of `collections` (every
+/// collection: the caller lists them, so this module needs nothing of `collections`, which
+/// needs it through `links`), [`BACKFILL_BATCH`] items per transaction; answers how many items
+/// were read. Idempotent: each item's rows are rewritten, not added to.
 ///
 /// # Errors
 /// A database error; the batches committed before it stay (running it again completes them).
 #[instrument(skip_all, err)]
-pub async fn backfill<C: ConnectionTrait + TransactionTrait>(db: &C) -> Result<u64, StorageError> {
+pub async fn backfill<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    collections: &[Collection],
+) -> Result<u64, StorageError> {
     let mut read = 0;
-    for collection in crate::collections::list_collections(db).await? {
+    for collection in collections {
         if !collection.fields.iter().any(may_hold_files) {
             continue;
         }
@@ -150,7 +154,7 @@ pub async fn backfill<C: ConnectionTrait + TransactionTrait>(db: &C) -> Result<u
             };
             for row in &batch {
                 if let Json::Object(data) = parse_json(row.data.as_deref())? {
-                    sync_item_files(&txn, &collection, i64::from(row.id), &data, None).await?;
+                    sync_item_files(&txn, collection, i64::from(row.id), &data, None).await?;
                 }
             }
             txn.commit().await?;

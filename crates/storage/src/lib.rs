@@ -45,7 +45,7 @@ pub mod singleton;
 mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod unique;
+mod unique;
 pub mod users;
 
 pub use database::{Backend, Database};
@@ -64,7 +64,7 @@ pub async fn migrate(db: &Database) -> Result<(), StorageError> {
         .map_err(StorageError::Migrate)?;
     // A table derived from item data starts empty: fill it from the items that predate it.
     if pending.iter().any(|name| name == item_files::MIGRATION) {
-        item_files::backfill(db).await?;
+        item_files::backfill(db, &collections::list_collections(db).await?).await?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 use sea_orm::ConnectionTrait;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
-use vellum_domain::{FieldDef, UniqueCheck, ValidationErrors};
+use vellum_domain::{UniqueCheck, ValidationErrors};
 
 use crate::StorageError;
 use crate::model::Collection;
@@ -18,7 +18,7 @@ fn value_key(value: &Json) -> String {
     hex::encode(Sha256::digest(canonical(value).as_bytes()))
 }
 
-fn canonical(value: &Json) -> String {
+pub(crate) fn canonical(value: &Json) -> String {
     match value {
         Json::Number(n) => match n.as_f64() {
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
@@ -28,33 +28,6 @@ fn canonical(value: &Json) -> String {
         },
         other => other.to_string(),
     }
-}
-
-/// 128-bit digests of the claims `value` would make as field `def`'s value (none when the field
-/// has no `unique` rule), each telling its locale apart: two equal digests are two items taking
-/// the same value. For dry runs, which look for collisions among converted values without
-/// writing a claim; 16 bytes per value keeps that check small at any collection size.
-#[must_use]
-pub fn unique_digests(def: &FieldDef, value: &Json) -> Vec<u128> {
-    if !crate::collections::is_unique(def) {
-        return Vec::new();
-    }
-    crate::collections::stored_unique_values(&def.name, def.translatable, Some(value))
-        .iter()
-        .filter(|check| !check.value.is_null())
-        .map(|check| {
-            let mut hasher = Sha256::new();
-            hasher.update(check.locale.as_ref().map_or("", |l| l.as_str()).as_bytes());
-            hasher.update([0]);
-            hasher.update(canonical(&check.value).as_bytes());
-            let digest = hasher.finalize();
-            let mut first = [0u8; 16];
-            for (to, from) in first.iter_mut().zip(digest.iter()) {
-                *to = *from;
-            }
-            u128::from_be_bytes(first)
-        })
-        .collect()
 }
 
 /// Claims every checked value; the unique index turns a value already claimed by another item

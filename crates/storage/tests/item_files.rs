@@ -127,7 +127,17 @@ async fn migrate_fills_the_index_for_items_that_predate_it() {
     );
     assert!(rows_of_item(&db.conn, plain).await.unwrap().is_empty());
     // Running again rewrites rather than adds; a current schema does not backfill at all.
-    assert_eq!(backfill(&db.conn).await.unwrap(), 3);
+    assert_eq!(
+        backfill(
+            &db.conn,
+            &vellum_storage::collections::list_collections(&db.conn)
+                .await
+                .unwrap()
+        )
+        .await
+        .unwrap(),
+        3
+    );
     assert_eq!(rows_of_item(&db.conn, full).await.unwrap(), expected);
     db.conn
         .execute_unprepared("DELETE FROM item_files")
@@ -135,6 +145,13 @@ async fn migrate_fills_the_index_for_items_that_predate_it() {
         .unwrap();
     vellum_storage::migrate(&db.conn).await.unwrap();
     assert!(rows_of_item(&db.conn, full).await.unwrap().is_empty());
-    backfill(&db.conn).await.unwrap();
+    backfill(
+        &db.conn,
+        &vellum_storage::collections::list_collections(&db.conn)
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
     assert_eq!(rows_of_item(&db.conn, full).await.unwrap(), expected);
 }

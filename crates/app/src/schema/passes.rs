@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 use vellum_domain::{ContentLocales, FieldDef, FieldName, RuleOperator, convert_value};
-use vellum_storage::field_changes::{self, BatchOutcome};
+use vellum_storage::field_changes::{self, BatchOutcome, unique_digests};
 use vellum_storage::model::Collection;
-use vellum_storage::unique::unique_digests;
 
 use crate::context::AppState;
 use crate::error::AppError;
