@@ -51,7 +51,9 @@ mod tests {
                 "m20261123_000002_item_unique_values",
                 "m20261125_000003_file_transform_last_used",
                 "m20261126_000004_admin_accounts",
-                "m20261126_000005_collection_admin"
+                "m20261126_000005_collection_admin",
+                "m20261127_000006_file_manager",
+                "m20261127_000007_item_files"
             ] })
         );
         let mut again = Vec::new();

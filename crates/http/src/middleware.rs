@@ -193,7 +193,7 @@ pub async fn request_timeout(
         let payload = req.take_payload();
         req.set_payload(watch_body(payload, idle, Arc::clone(&body)));
     }
-    let upload = req.method() == Method::POST && req.path() == "/api/v1/files";
+    let upload = req.method() == Method::POST && is_upload(req.path());
     let result = if upload || confirms_schema_change(&req) {
         next.call(req).await
     } else {
@@ -208,6 +208,18 @@ pub async fn request_timeout(
         return Err(ApiError::BodyTimedOut.into());
     }
     result.map(ServiceResponse::map_into_boxed_body)
+}
+
+/// The upload routes, whose handler reads the whole (streamed) body: the public upload, the file
+/// manager's upload of many files and its replace. A slow but steady client is watched by
+/// `body_read_timeout` instead.
+fn is_upload(path: &str) -> bool {
+    if path == "/api/v1/files" || path == "/files/upload" {
+        return true;
+    }
+    path.strip_prefix("/files/")
+        .and_then(|rest| rest.strip_suffix("/replace"))
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
 }
 
 /// A confirmed schema-editor change that rewrites stored values (`PUT|DELETE
@@ -433,6 +445,22 @@ mod tests {
     }
 
     const ITEMS: &str = "/api/v1/collections/a/items";
+
+    #[test]
+    fn uploads_are_the_public_one_and_the_file_managers() {
+        for path in ["/api/v1/files", "/files/upload", "/files/12/replace"] {
+            assert!(is_upload(path), "{path}");
+        }
+        for path in [
+            "/files",
+            "/files/12",
+            "/files//replace",
+            "/files/1/2/replace",
+            "/api/v1/files/1",
+        ] {
+            assert!(!is_upload(path), "{path}");
+        }
+    }
 
     #[test]
     fn only_confirmed_value_changes_of_the_schema_editor_outlive_the_request_timeout() {
