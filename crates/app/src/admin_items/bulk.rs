@@ -60,7 +60,9 @@ pub struct BulkOutcome {
     pub failed: Vec<BulkFailure>,
 }
 
-fn read_ids(body: &Json) -> Result<Vec<i64>, AppError> {
+/// The body's `ids`: 1 to [`MAX_BULK_IDS`] positive integers, repeats dropped (first kept).
+/// Shared by every admin bulk route (items, files).
+pub(crate) fn read_ids(body: &Json) -> Result<Vec<i64>, AppError> {
     let invalid = || {
         AppError::invalid(
             "ids",

@@ -25,6 +25,7 @@ use vellum_policy::Role;
 use vellum_storage::item_admin;
 use vellum_storage::model::Collection;
 
+pub(crate) use bulk::read_ids as read_bulk_ids;
 pub use bulk::{BulkAction, BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
 pub use export::{EXPORT_CHUNK, EXPORT_LIMIT, Export, ExportFormat, export};
 pub use list::list;

@@ -16,12 +16,13 @@ use super::tags::parse_tags;
 use super::trash::{ForceOutcome, delete_one, force_delete_one, restore_one};
 use super::{log, open};
 use crate::actor::Actor;
+use crate::admin_items::read_bulk_ids as read_ids;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
 
-/// The most ids one bulk request names.
-pub const MAX_BULK_IDS: usize = 100;
+/// The most ids one bulk request names (the admin items bulk's bound).
+pub use crate::admin_items::MAX_BULK_IDS;
 
 /// What a bulk request does to each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,32 +103,6 @@ pub struct BulkFailure {
 pub struct BulkOutcome {
     pub done: Vec<i64>,
     pub failed: Vec<BulkFailure>,
-}
-
-fn read_ids(body: &Json) -> Result<Vec<i64>, AppError> {
-    let invalid = || {
-        AppError::invalid(
-            "ids",
-            format!(
-                "The ids field is required and must be a list of 1 to {MAX_BULK_IDS} positive integers."
-            ),
-        )
-    };
-    let list = body
-        .get("ids")
-        .and_then(Json::as_array)
-        .ok_or_else(invalid)?;
-    if list.is_empty() || list.len() > MAX_BULK_IDS {
-        return Err(invalid());
-    }
-    let mut ids = Vec::with_capacity(list.len());
-    for value in list {
-        let id = value.as_i64().filter(|id| *id > 0).ok_or_else(invalid)?;
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    Ok(ids)
 }
 
 /// Runs the body's action on every id.
