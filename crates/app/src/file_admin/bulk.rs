@@ -212,12 +212,7 @@ async fn untag_one(
     id: i64,
     tags: &[String],
 ) -> Result<(), AppError> {
-    let mut removed = Vec::new();
-    for tag in tags {
-        if vellum_storage::files::tags::remove_tag(state.db(), id, tag).await? {
-            removed.push(tag.clone());
-        }
-    }
+    let removed = vellum_storage::files::tags::remove_tags(state.db(), id, tags).await?;
     if !removed.is_empty() {
         state.content_changed().await;
         log(

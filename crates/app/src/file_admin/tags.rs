@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 use vellum_domain::ValidationErrors;
-use vellum_storage::files::tags::{add_tags as store_tags, remove_tag as unstore_tag, tag_counts};
+use vellum_storage::files::tags::{add_tags as store_tags, remove_tags as unstore_tags, tag_counts};
 
 use super::resource::admin_file;
 use super::{log, open};
@@ -107,7 +107,10 @@ pub async fn remove_tag(
     open(state, principal, "can-tag-files").await?;
     let id = parse_id(id)?;
     let tag = normalize_tag(tag).map_err(|_| AppError::NotFound)?;
-    if !unstore_tag(state.db(), id, &tag).await? {
+    if unstore_tags(state.db(), id, std::slice::from_ref(&tag))
+        .await?
+        .is_empty()
+    {
         return Err(AppError::NotFound);
     }
     state.content_changed().await;

@@ -74,26 +74,31 @@ pub async fn add_tags<C: ConnectionTrait + TransactionTrait>(
     Ok(all)
 }
 
-/// Removes `tag` from the live file `id`; answers whether the file carried it.
+/// Removes `tags` from the live file `id` in one statement; answers those it carried, sorted
+/// (empty when it carried none of them).
 ///
 /// # Errors
 /// [`StorageError::NotFound`] when the file is missing or in the trash; [`StorageError::Db`].
-#[instrument(skip_all, err, fields(file_id = id))]
-pub async fn remove_tag<C: ConnectionTrait + TransactionTrait>(
+#[instrument(skip_all, err, fields(file_id = id, count = tags.len()))]
+pub async fn remove_tags<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     id: i64,
-    tag: &str,
-) -> Result<bool, StorageError> {
+    tags: &[String],
+) -> Result<Vec<String>, StorageError> {
     let id32 = id_param(id).ok_or(StorageError::NotFound { what: "file" })?;
     let txn = begin_write(db).await?;
     lock_tree(&txn).await?;
     require_live(&txn, id32).await?;
-    let mut sql = Sql::new(txn.get_database_backend());
-    sql.push("DELETE FROM file_tags WHERE file_id = ")
-        .bind(id32)
-        .push(" AND tag = ")
-        .bind(tag);
-    let removed = sql.execute(&txn).await? > 0;
+    let current = tags_of_one(&txn, id32).await?;
+    let removed: Vec<String> = current.into_iter().filter(|t| tags.contains(t)).collect();
+    if !removed.is_empty() {
+        let mut sql = Sql::new(txn.get_database_backend());
+        sql.push("DELETE FROM file_tags WHERE file_id = ")
+            .bind(id32)
+            .push(" AND tag IN ");
+        sql.bind_list(removed.clone());
+        sql.execute(&txn).await?;
+    }
     txn.commit().await?;
     Ok(removed)
 }

@@ -23,6 +23,7 @@ use vellum_storage::blob::{BlobStore, BlobStream, StagedBlob};
 use vellum_storage::files::{FilePatch, Visibility};
 
 use super::access_support::{error_fields, send};
+use super::files_browse::{FILE_PERMISSIONS, file_activity};
 use super::users::session_with;
 use super::{Session, admin_request};
 use crate::files::{folder, opaque_bytes, set_access};
@@ -30,22 +31,6 @@ use crate::support::{
     BASE_URL, BOUNDARY, Part, REDIS_ENV, Response, TestApp, blob_key, multipart, op, png,
     sha256_hex,
 };
-
-/// Every permission of the files area.
-const FILE_PERMISSIONS: [&str; 12] = [
-    "can-show-files",
-    "can-create-files",
-    "can-edit-files",
-    "can-delete-files",
-    "can-restore-files",
-    "can-force-delete-files",
-    "can-download-files",
-    "can-favorite-files",
-    "can-copy-files",
-    "can-replace-files",
-    "can-tag-files",
-    "can-update-file-metadata",
-];
 
 /// A project whose file manager caps each file at `cap` bytes; anonymous callers read public
 /// files through the public API.
@@ -223,31 +208,6 @@ async fn upload(app: &TestApp, s: &Session, parts: &[Part]) -> Vec<Value> {
 
 fn id_of(file: &Value) -> i64 {
     file["id"].as_i64().unwrap()
-}
-
-/// The `files` log, newest first: (event, subject id, properties).
-async fn file_activity(app: &TestApp, s: &Session) -> Vec<(String, String, Value)> {
-    let (status, body) = send(
-        app,
-        Method::GET,
-        "/activity-logs?log_name=files&per_page=100",
-        s,
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["event"].as_str().unwrap().to_owned(),
-                e["subject_id"].as_str().unwrap().to_owned(),
-                e["properties"].clone(),
-            )
-        })
-        .collect()
 }
 
 /// The stored row of `id`.

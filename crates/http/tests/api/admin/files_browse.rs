@@ -99,7 +99,7 @@ fn assert_422(status: u16, body: &Value, fields: &[&str], what: &str) {
 }
 
 /// The `files` activity entries, newest first: (event, subject id, changed keys).
-async fn file_activity(app: &TestApp, s: &Session) -> Vec<(String, String, Value)> {
+pub(super) async fn file_activity(app: &TestApp, s: &Session) -> Vec<(String, String, Value)> {
     let body = get(app, s, "/activity-logs?log_name=files&per_page=100").await;
     body["data"]
         .as_array()

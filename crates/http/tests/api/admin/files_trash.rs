@@ -7,28 +7,12 @@
 
 use actix_web::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use vellum_policy::{FileAction, Role};
 
 use super::Session;
+use super::files_browse::FILE_PERMISSIONS;
 use super::access_support::{error_fields, send};
 use super::users::{check_routes, session_with};
 use crate::support::{Part, TestApp, blob_key, blog, png};
-
-/// Every permission of the files area.
-const FILE_PERMISSIONS: [&str; 12] = [
-    "can-show-files",
-    "can-create-files",
-    "can-edit-files",
-    "can-delete-files",
-    "can-restore-files",
-    "can-force-delete-files",
-    "can-download-files",
-    "can-favorite-files",
-    "can-copy-files",
-    "can-replace-files",
-    "can-tag-files",
-    "can-update-file-metadata",
-];
 
 /// The blog, articles labelled by a template, and `pages` whose `body` blocks hold a file slot.
 fn manifest() -> Value {
@@ -62,13 +46,7 @@ async fn upload(app: &TestApp, name: &str, bytes: &[u8], parent: Option<i64>) ->
 }
 
 async fn folder(app: &TestApp, name: &str, parent: Option<i64>) -> i64 {
-    let grant = Role::super_admin()
-        .authorize_file_write(FileAction::Create)
-        .unwrap();
-    vellum_storage::files::create_folder(&app.db.conn, &grant, parent, name, None)
-        .await
-        .unwrap()
-        .id
+    crate::files::folder(app, parent, name, None).await
 }
 
 /// The public API's status for file `id` (as the super-admin key).
@@ -89,25 +67,10 @@ async fn bulk(app: &TestApp, s: &Session, body: Value) -> (u16, Value) {
 
 /// The activity entries of the `files` log, oldest first: (event, subject id).
 async fn file_activity(app: &TestApp, s: &Session) -> Vec<(String, String)> {
-    let (status, body) = send(
-        app,
-        Method::GET,
-        "/activity-logs?log_name=files&per_page=100",
-        s,
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let mut entries: Vec<(String, String)> = body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["event"].as_str().unwrap().to_owned(),
-                e["subject_id"].as_str().unwrap().to_owned(),
-            )
-        })
+    let mut entries: Vec<(String, String)> = super::files_browse::file_activity(app, s)
+        .await
+        .into_iter()
+        .map(|(event, subject, _)| (event, subject))
         .collect();
     entries.reverse();
     entries
