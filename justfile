@@ -43,6 +43,11 @@ bench-storage *ARGS:
 schemathesis:
     .ci/run schemathesis
 
+# The web UI's browser suite (Playwright + Debian's Chromium) against the debug server; with
+# VELLUM_SCREENSHOTS=1 it also rewrites docs/screenshots/.
+browser:
+    .ci/run browser
+
 # The HTTP benchmark of docs/benchmarks.md (release build, about 3 minutes at 10 s per scenario).
 bench-http SECONDS="10":
     bench/run.sh {{SECONDS}}

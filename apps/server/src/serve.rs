@@ -127,7 +127,7 @@ async fn demo(
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
-            "\nDemo admin (shown once): {email} / {password}\n  curl -c cookies.txt -H 'Accept: application/json' -H 'Content-Type: application/json' -d '{{\"email\": \"{email}\", \"password\": \"{password}\"}}' {base}/login\n  curl -b cookies.txt -H 'Accept: application/json' {base}/users"
+            "\nDemo admin (shown once): {email} / {password}\n  Open {base}/ in a browser and sign in with these credentials, or:\n  curl -c cookies.txt -H 'Accept: application/json' -H 'Content-Type: application/json' -d '{{\"email\": \"{email}\", \"password\": \"{password}\"}}' {base}/login\n  curl -b cookies.txt -H 'Accept: application/json' {base}/users"
         )
         .map_err(ServerError::Output)?;
     }

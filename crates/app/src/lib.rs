@@ -34,6 +34,7 @@ pub mod ingest;
 pub mod input;
 pub mod items;
 pub mod listing;
+pub mod navigation;
 mod nul;
 pub mod options;
 pub mod paging;

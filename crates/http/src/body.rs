@@ -53,3 +53,34 @@ pub(crate) async fn read_json(
     serde_json::from_slice(&bytes)
         .map_err(|_| ApiError::invalid("body", "The request body must be valid JSON."))
 }
+
+/// Whether the request carries an HTML form (`application/x-www-form-urlencoded`).
+fn is_form(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| {
+            m.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
+}
+
+/// An admin request's body as JSON: a JSON body as [`read_json`] reads it, or an HTML form
+/// (what the web UI's forms post without script) as an object of its fields, each a string
+/// (a repeated name keeps its last value). Both go through the same use case and so the same
+/// validation.
+pub(crate) async fn read_input(
+    payload: web::Payload,
+    limit: usize,
+    req: &HttpRequest,
+) -> Result<serde_json::Value, ApiError> {
+    if !is_form(req) {
+        return read_json(payload, limit, req).await;
+    }
+    let bytes = read_body(payload, limit, req).await?;
+    let fields: serde_json::Map<String, serde_json::Value> = url::form_urlencoded::parse(&bytes)
+        .map(|(k, v)| (k.into_owned(), serde_json::Value::String(v.into_owned())))
+        .collect();
+    Ok(serde_json::Value::Object(fields))
+}

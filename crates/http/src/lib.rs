@@ -18,6 +18,7 @@ mod body;
 pub use vellum_app::cache;
 mod download;
 mod error;
+mod html;
 pub mod middleware;
 mod multipart;
 mod routes;
@@ -91,11 +92,14 @@ pub fn app(
                 .service(routes::files::transform)
                 .default_service(web::to(not_found)),
         )
+        // The web UI's static files: public, outside the session middleware.
+        .service(html::asset)
         .service(
             web::scope("")
                 .wrap(from_fn(session::admin_session))
                 .wrap(from_fn(middleware::watch_storage))
                 .wrap(from_fn(middleware::request_timeout))
+                .service(routes::account::login_page)
                 .service(routes::account::login)
                 .service(routes::account::login_code)
                 .service(routes::account::login_code_verify)

@@ -7,7 +7,8 @@
 //!    requests with neither header, such as scripts, pass);
 //! 2. resolves the cookie to a [`Principal`] ([`vellum_app::accounts::authenticate`]) and stores
 //!    it for the [`SignedIn`] extractor;
-//! 3. turns a 401 for a browser (an `Accept` that does not prefer JSON) into 303 to `/login`.
+//! 3. turns a 401 for a browser (an `Accept` that does not prefer JSON) into 303 to `/login`,
+//!    and any other error for a client that names `text/html` into the error page.
 
 use std::future::{Ready, ready};
 
@@ -150,8 +151,15 @@ pub async fn admin_session(
         let err = ApiError::Internal("the application state is missing".into());
         return Ok(req.into_response(err.error_response()));
     };
+    let json = wants_json(req.request());
+    let browser = !json && accepts_html(req.request());
     if cross_site(req.request(), &edge) {
-        return Ok(req.into_response(ApiError::CrossSite.error_response()));
+        let res = req.into_response(ApiError::CrossSite.error_response());
+        return Ok(if browser {
+            crate::html::error_page(res).await
+        } else {
+            res
+        });
     }
     if let Some(token) = session_cookie(req.request()).and_then(|v| SessionToken::from_cookie(&v)) {
         match vellum_app::accounts::authenticate(&state, &token).await {
@@ -162,7 +170,6 @@ pub async fn admin_session(
             Err(err) => return Ok(req.into_response(ApiError::from(err).error_response())),
         }
     }
-    let json = wants_json(req.request());
     let res = next.call(req).await?.map_into_boxed_body();
     if res.status() == StatusCode::UNAUTHORIZED && !json {
         let (req, _) = res.into_parts();
@@ -171,7 +178,27 @@ pub async fn admin_session(
             .finish();
         return Ok(ServiceResponse::new(req, redirect));
     }
-    Ok(res)
+    if browser {
+        Ok(crate::html::error_page(res).await)
+    } else {
+        Ok(res)
+    }
+}
+
+/// Whether the client names `text/html` in `Accept` (a browser): only then does an error become
+/// an error page. A client with no `Accept`, or `*/*` (curl, scripts), keeps the JSON envelope.
+fn accepts_html(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| {
+            accept.split(',').any(|range| {
+                range
+                    .split(';')
+                    .next()
+                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/html"))
+            })
+        })
 }
 
 /// The signed-in user of an admin request; 401 without a valid session.

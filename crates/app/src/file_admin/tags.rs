@@ -5,7 +5,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 use vellum_domain::ValidationErrors;
-use vellum_storage::files::tags::{add_tags as store_tags, remove_tags as unstore_tags, tag_counts};
+use vellum_storage::files::tags::{
+    add_tags as store_tags, remove_tags as unstore_tags, tag_counts,
+};
 
 use super::resource::admin_file;
 use super::{log, open};

@@ -55,6 +55,20 @@ pub struct AccountEnvelope {
     pub data: Account,
 }
 
+/// The sign-in methods the server offers (`GET /login`).
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignInMethods {
+    pub data: SignInMethodList,
+}
+
+/// `password` and `code` (a mailed one-time code).
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignInMethodList {
+    pub methods: Vec<String>,
+}
+
 /// A message without data (`202` of `POST /login/code`).
 #[derive(Debug, ToSchema, Serialize)]
 #[serde(deny_unknown_fields)]

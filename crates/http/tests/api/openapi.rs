@@ -87,6 +87,10 @@ pub fn check(method: &Method, path: &str, status: StatusCode, content_type: &str
     if status == StatusCode::SEE_OTHER && !path.starts_with("/api/v1") {
         return;
     }
+    // Nor are its pages (the same routes rendered for a browser, issue 19).
+    if !path.starts_with("/api/v1") && content_type.starts_with("text/html") {
+        return;
+    }
     let method_key = method.as_str().to_ascii_lowercase();
     let Some(operation) = document()["paths"][template].get(&method_key) else {
         return;

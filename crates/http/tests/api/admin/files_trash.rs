@@ -9,8 +9,8 @@ use actix_web::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::Session;
-use super::files_browse::FILE_PERMISSIONS;
 use super::access_support::{error_fields, send};
+use super::files_browse::FILE_PERMISSIONS;
 use super::users::{check_routes, session_with};
 use crate::support::{Part, TestApp, blob_key, blog, png};
 

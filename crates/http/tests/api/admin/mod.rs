@@ -12,6 +12,7 @@ mod items;
 mod items_bulk;
 mod items_export;
 mod items_preview;
+mod pages;
 mod permissions;
 mod presentation;
 mod roles;

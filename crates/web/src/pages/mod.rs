@@ -1,0 +1,18 @@
+//! One module per page: its view model and the template it renders.
+
+pub mod account;
+pub mod dashboard;
+pub mod error;
+pub mod login;
+
+use askama::Template;
+
+use crate::WebError;
+
+/// Renders a page's template to its HTML.
+///
+/// # Errors
+/// [`WebError::Render`] when a template fails at run time (a value's `Display` failing).
+pub fn render(page: &impl Template) -> Result<String, WebError> {
+    Ok(page.render()?)
+}
