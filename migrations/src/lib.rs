@@ -20,6 +20,7 @@ mod m20261126_000004_admin_accounts;
 mod m20261126_000005_collection_admin;
 mod m20261127_000006_file_manager;
 mod m20261127_000007_item_files;
+mod m20261128_000008_passkeys;
 
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000005_collection_admin::Migration),
             Box::new(m20261127_000006_file_manager::Migration),
             Box::new(m20261127_000007_item_files::Migration),
+            Box::new(m20261128_000008_passkeys::Migration),
         ]
     }
 }

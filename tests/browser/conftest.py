@@ -110,7 +110,13 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, server):
+def allowed():
+    """(status, URL suffix) pairs a test expects a fetch to be refused with."""
+    return set()
+
+
+@pytest.fixture
+def page(browser, server, allowed):
     """A fresh browser context (no cookies) whose page fails the test on any console error,
     uncaught exception or failed request."""
     context = browser.new_context(base_url=server.base, viewport={"width": 1280, "height": 800})
@@ -124,6 +130,8 @@ def page(browser, server):
         # A 4xx page is a form's expected answer (422 with the errors next to the fields, 429);
         # a 4xx of anything a page loads, or any 5xx, is a failure.
         if res.status >= 400 and res.status < 500 and res.request.resource_type == "document":
+            refused_documents.add(res.url)
+        elif any(res.status == status and res.url.endswith(suffix) for status, suffix in allowed):
             refused_documents.add(res.url)
         elif res.status >= 400:
             problems.append(f"HTTP {res.status}: {res.url}")
@@ -139,11 +147,13 @@ def page(browser, server):
     assert not problems, "\n".join(problems)
 
 
-def sign_in(page, server, email=None, password=None):
+def sign_in(page, server, email=None, password=None, expect_dashboard=True):
     page.goto("/login")
     page.get_by_label("Email").fill(email or server.email)
     page.get_by_label("Password").fill(password or server.password)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    if expect_dashboard:
+        page.get_by_role("heading", name="Dashboard").wait_for()
 
 
 def assert_accessible(page):

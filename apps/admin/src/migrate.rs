@@ -53,7 +53,8 @@ mod tests {
                 "m20261126_000004_admin_accounts",
                 "m20261126_000005_collection_admin",
                 "m20261127_000006_file_manager",
-                "m20261127_000007_item_files"
+                "m20261127_000007_item_files",
+                "m20261128_000008_passkeys"
             ] })
         );
         let mut again = Vec::new();

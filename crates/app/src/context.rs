@@ -130,11 +130,16 @@ impl AppState {
             op: "starting the transform path",
             source,
         })?;
-        let identity = Identity::new(config.identity.clone(), &db, backends.redis.clone())
-            .map_err(|e| StorageError::Io {
-                op: "starting the sign-in services",
-                source: std::io::Error::other(e.to_string()),
-            })?;
+        let identity = Identity::new(
+            config.identity.clone(),
+            &db,
+            backends.redis.clone(),
+            &config.base_url,
+        )
+        .map_err(|e| StorageError::Io {
+            op: "starting the sign-in services",
+            source: std::io::Error::other(e.to_string()),
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,

@@ -107,6 +107,7 @@ pub fn app(
                 .service(routes::account::show)
                 .service(routes::account::sessions)
                 .service(routes::account::revoke_sessions)
+                .configure(routes::passkeys::register)
                 .service(routes::dashboard::show)
                 .service(routes::activity::list)
                 // Literal paths before `{param}` paths of the same prefix.

@@ -34,6 +34,7 @@ pub mod keys;
 pub mod links;
 pub mod listing;
 pub mod model;
+pub mod passkeys;
 pub mod permissions;
 mod pool;
 pub mod project;

@@ -11,7 +11,7 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 26] = [
+const TABLES: [&str; 28] = [
     "activity_log",
     "api_keys",
     "collection_grants",
@@ -30,6 +30,7 @@ const TABLES: [&str; 26] = [
     "item_unique_values",
     "items",
     "login_codes",
+    "passkeys",
     "permissions",
     "role_groups",
     "role_permissions",
@@ -38,6 +39,7 @@ const TABLES: [&str; 26] = [
     "settings",
     "user_roles",
     "users",
+    "webauthn_ceremonies",
 ];
 
 async fn tables(db: &TestDb) -> Vec<String> {

@@ -7,6 +7,7 @@
 //! password, in body and in cost.
 
 mod codes;
+pub mod passkeys;
 mod signin;
 
 pub use codes::{request_code, sign_in_with_code};

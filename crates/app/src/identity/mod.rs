@@ -3,8 +3,10 @@
 //! and the backends (Redis when configured, so replicas share sessions and throttles). The use
 //! cases that drive them are in [`crate::accounts`].
 
+pub mod ceremonies;
 pub mod mail;
 pub mod password;
+pub mod relying_party;
 pub mod sessions;
 pub mod throttle;
 pub mod token;
@@ -33,6 +35,10 @@ pub struct Identity {
     pub throttle: Throttle,
     pub mailer: Mailer,
     pub sessions: Arc<dyn SessionStore>,
+    /// WebAuthn ceremonies in progress, beside the sessions.
+    pub ceremonies: ceremonies::Ceremonies,
+    /// The relying party passkeys are bound to; `None` when `VELLUM_BASE_URL` cannot be one.
+    pub passkeys: Option<Arc<webauthn_rs::Webauthn>>,
     /// When expired sessions were last purged from this process.
     purged: Arc<Mutex<Option<Instant>>>,
     /// Code mails being prepared or sent in the background: a flood of requests from many
@@ -55,12 +61,19 @@ impl Identity {
         config: IdentityConfig,
         db: &Database,
         redis: Option<Arc<RedisBackend>>,
+        base_url: &str,
     ) -> Result<Self, AppError> {
         let sessions: Arc<dyn SessionStore> = match &redis {
             Some(redis) => Arc::new(RedisSessions::new(Arc::clone(redis))),
             None => Arc::new(DbSessions::new(db.clone())),
         };
+        let ceremonies = match &redis {
+            Some(redis) => ceremonies::Ceremonies::Redis(Arc::clone(redis)),
+            None => ceremonies::Ceremonies::Db(db.clone()),
+        };
         Ok(Self {
+            ceremonies,
+            passkeys: relying_party::relying_party(base_url).map(Arc::new),
             hasher: PasswordHasher::new(config.hashing_concurrency)?,
             throttle: Throttle::new(redis),
             mailer: Mailer::new(config.smtp_url.as_deref(), &config.mail_from)?,

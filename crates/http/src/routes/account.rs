@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use vellum_app::AppError;
 use vellum_app::AppState;
-use vellum_app::accounts::{self, SignedIn as NewSession};
+use vellum_app::accounts::{self, SignedIn as NewSession, passkeys};
 use vellum_web::pages::account::AccountPage;
 use vellum_web::pages::login::LoginPage;
 use vellum_web::pages::render;
@@ -25,7 +25,7 @@ use crate::session::{AdminEdge, SignedIn, client, wants_json};
 
 /// The answer to a sign-in: the account and the new session's cookie (JSON), or a 303 to the
 /// dashboard with the cookie (a browser's form).
-fn signed_in(edge: &AdminEdge, session: NewSession, req: &HttpRequest) -> HttpResponse {
+pub(crate) fn signed_in(edge: &AdminEdge, session: NewSession, req: &HttpRequest) -> HttpResponse {
     let cookie = (header::SET_COOKIE, edge.cookie(&session.token));
     if !wants_json(req) {
         return html::see_other("/").insert_header(cookie).finish();
@@ -88,17 +88,24 @@ pub struct LoginQuery {
 )]
 #[get("/login")]
 pub async fn login_page(
+    state: web::Data<AppState>,
     req: HttpRequest,
     user: Option<SignedIn>,
     query: web::Query<LoginQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let passkeys = passkeys::available(&state);
     if wants_json(&req) {
-        return Ok(HttpResponse::Ok().json(json!({ "data": { "methods": ["password", "code"] } })));
+        let methods: &[&str] = if passkeys {
+            &["password", "code", "passkey"]
+        } else {
+            &["password", "code"]
+        };
+        return Ok(HttpResponse::Ok().json(json!({ "data": { "methods": methods } })));
     }
     if user.is_some() {
         return Ok(html::see_other("/").finish());
     }
-    let view = LoginPage::new(query.method.as_deref());
+    let view = LoginPage::new(query.method.as_deref(), passkeys);
     html::page(StatusCode::OK, render(&view))
 }
 
@@ -124,7 +131,7 @@ pub async fn login(
     let outcome = accounts::sign_in_with_password(&state, &body, &client(&req, &state)).await;
     sign_in_answer(&edge, &req, outcome, || LoginPage {
         email: typed_email(&body),
-        ..LoginPage::default()
+        ..LoginPage::new(None, passkeys::available(&state))
     })
 }
 
@@ -152,7 +159,7 @@ pub async fn login_code(
         email: typed_email(&body),
         code_method: true,
         code_sent,
-        ..LoginPage::default()
+        ..LoginPage::new(None, passkeys::available(&state))
     };
     match outcome {
         Ok(()) if wants_json(&req) => Ok(HttpResponse::Accepted().json(json!({ "message": sent }))),
@@ -192,7 +199,7 @@ pub async fn login_code_verify(
         email: typed_email(&body),
         code_method: true,
         code_sent: true,
-        ..LoginPage::default()
+        ..LoginPage::new(None, passkeys::available(&state))
     })
 }
 
@@ -241,7 +248,12 @@ pub async fn show(
         return Ok(HttpResponse::Ok().json(json!({ "data": user.0.resource() })));
     }
     let open = accounts::sessions(&state, &user.0).await?;
-    let view = AccountPage::new(&user.0, open, query.ended);
+    let keys = if passkeys::available(&state) {
+        Some(passkeys::list(&state, &user.0).await?)
+    } else {
+        None
+    };
+    let view = AccountPage::new(&user.0, open, keys, query.ended);
     html::page(StatusCode::OK, render(&view))
 }
 

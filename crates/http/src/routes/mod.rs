@@ -12,6 +12,7 @@ pub mod groups;
 pub mod health;
 pub mod items;
 pub mod openapi;
+pub mod passkeys;
 pub mod permissions;
 pub mod presentation;
 pub mod roles;

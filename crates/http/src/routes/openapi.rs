@@ -77,6 +77,12 @@ pub async fn serve() -> HttpResponse {
         super::files::content,
         super::files::transform,
         super::account::login_page,
+        super::passkeys::registration_options,
+        super::passkeys::store,
+        super::passkeys::list,
+        super::passkeys::remove,
+        super::passkeys::sign_in_options,
+        super::passkeys::sign_in,
         super::account::login,
         super::account::login_code,
         super::account::login_code_verify,
@@ -178,7 +184,7 @@ pub async fn serve() -> HttpResponse {
             ItemEnvelope, FilePage, FileEnvelope, WriteReceipt, ItemWritten, ItemWriteEnvelope,
             FileWritten, FileWriteEnvelope,
             admin::PasswordSignIn, admin::CodeRequest, admin::CodeSignIn, admin::Account,
-            admin::AccountEnvelope, admin::SignInMethods, admin::SignInMethodList, admin::Message, admin::Session, admin::SessionList,
+            admin::AccountEnvelope, admin::SignInMethods, admin::SignInMethodList, admin::PasskeyItem, admin::PasskeyEnvelope, admin::PasskeyList, admin::Ceremony, admin::CeremonyEnvelope, admin::PasskeyRegistration, admin::PasskeySignIn, admin::Message, admin::Session, admin::SessionList,
             admin::RevokedCount, admin::Revoked,
             access::CollectionGrant, access::FileGrants, access::RoleSummary, access::RolePage,
             access::Role, access::RoleEnvelope, access::PermissionOption, access::CollectionOption,
@@ -335,7 +341,7 @@ mod tests {
         // + 11 schema routes, + 13 item routes; issue 29's file manager: + 9 browse, folder,
         // metadata, tag and favorite routes, + 5 upload, replace, copy and download (GET and
         // HEAD), + 5 delete, restore, force delete, usage and bulk.
-        assert_eq!(operations.len(), 110);
+        assert_eq!(operations.len(), 116);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -346,7 +352,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 110, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 116, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

@@ -62,7 +62,7 @@ pub struct SignInMethods {
     pub data: SignInMethodList,
 }
 
-/// `password` and `code` (a mailed one-time code).
+/// `password`, `code` (a mailed one-time code) and `passkey` (when passkeys work here).
 #[derive(Debug, ToSchema, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SignInMethodList {
@@ -125,3 +125,65 @@ pub struct TooManyRequests(pub ErrorBody);
     description = "Forbidden: the permission is missing, or a cross-site request with a session was refused."
 )]
 pub struct CrossSite(pub ErrorBody);
+
+/// A passkey of the account (never its key material).
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeyItem {
+    pub id: i64,
+    pub name: String,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(format = DateTime, required = true)]
+    pub last_used_at: Option<String>,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeyEnvelope {
+    pub data: PasskeyItem,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeyList {
+    pub data: Vec<PasskeyItem>,
+}
+
+/// A started WebAuthn ceremony: its id (sent back with the browser's answer) and the options
+/// for `navigator.credentials.create` or `.get` (`{"publicKey": …}`, WebAuthn's JSON form).
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ceremony {
+    pub ceremony: String,
+    #[schema(value_type = Object)]
+    pub options: serde_json::Value,
+}
+
+#[derive(Debug, ToSchema, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CeremonyEnvelope {
+    pub data: Ceremony,
+}
+
+/// `POST /account/passkeys`: the ceremony and the browser's new credential
+/// (`PublicKeyCredential.toJSON()`).
+#[derive(Debug, ToSchema, Serialize)]
+pub struct PasskeyRegistration {
+    #[schema(max_length = 64)]
+    pub ceremony: String,
+    #[schema(value_type = Object)]
+    pub credential: serde_json::Value,
+    #[schema(max_length = 100)]
+    pub name: Option<String>,
+}
+
+/// `POST /login/passkey`: the ceremony and the browser's assertion
+/// (`PublicKeyCredential.toJSON()`).
+#[derive(Debug, ToSchema, Serialize)]
+pub struct PasskeySignIn {
+    #[schema(max_length = 64)]
+    pub ceremony: String,
+    #[schema(value_type = Object)]
+    pub credential: serde_json::Value,
+}

@@ -3,6 +3,7 @@
 
 use askama::Template;
 use vellum_app::accounts::SessionResource;
+use vellum_app::accounts::passkeys::PasskeyResource;
 use vellum_app::principal::{AccountResource, Principal};
 
 use crate::chrome::Chrome;
@@ -16,6 +17,17 @@ pub struct AccountPage {
     pub sessions: Vec<SessionRow>,
     /// How many other sessions were just ended (after "sign out everywhere else").
     pub ended: Option<u64>,
+    /// `None` when passkeys do not work on this server.
+    pub passkeys: Option<Vec<PasskeyRow>>,
+}
+
+/// One passkey as the list shows it.
+#[derive(Debug, Clone)]
+pub struct PasskeyRow {
+    pub id: i64,
+    pub name: String,
+    pub created: String,
+    pub last_used: String,
 }
 
 /// One session as the table shows it.
@@ -30,7 +42,12 @@ pub struct SessionRow {
 
 impl AccountPage {
     #[must_use]
-    pub fn new(principal: &Principal, sessions: Vec<SessionResource>, ended: Option<u64>) -> Self {
+    pub fn new(
+        principal: &Principal,
+        sessions: Vec<SessionResource>,
+        passkeys: Option<Vec<PasskeyResource>>,
+        ended: Option<u64>,
+    ) -> Self {
         Self {
             chrome: Chrome::new(principal, "account"),
             account: principal.resource(),
@@ -45,6 +62,16 @@ impl AccountPage {
                 })
                 .collect(),
             ended,
+            passkeys: passkeys.map(|list| {
+                list.into_iter()
+                    .map(|p| PasskeyRow {
+                        id: p.id,
+                        name: p.name,
+                        created: when(p.created_at),
+                        last_used: p.last_used_at.map_or_else(|| "never".to_owned(), when),
+                    })
+                    .collect()
+            }),
         }
     }
 

@@ -17,14 +17,17 @@ pub struct LoginPage {
     /// A message above the forms (signed out, throttled, ...).
     pub notice: Option<String>,
     pub errors: FieldErrors,
+    /// Passkeys work here: the page offers "Sign in with a passkey".
+    pub passkeys: bool,
 }
 
 impl LoginPage {
     /// The password tab, or the code tab when `method=code`.
     #[must_use]
-    pub fn new(method: Option<&str>) -> Self {
+    pub fn new(method: Option<&str>, passkeys: bool) -> Self {
         Self {
             code_method: method == Some("code"),
+            passkeys,
             ..Self::default()
         }
     }
@@ -46,7 +49,7 @@ mod tests {
         let html = render(&LoginPage {
             email: "a@b.test\"><script>".to_owned(),
             errors: FieldErrors::single("email", "These credentials do not match our records."),
-            ..LoginPage::new(None)
+            ..LoginPage::new(None, false)
         })
         .unwrap();
         assert!(html.contains(r#"action="/login""#));
@@ -57,16 +60,24 @@ mod tests {
 
     #[test]
     fn the_code_tab_asks_for_the_address_then_the_code() {
-        let ask = render(&LoginPage::new(Some("code"))).unwrap();
+        let ask = render(&LoginPage::new(Some("code"), false)).unwrap();
         assert!(ask.contains(r#"action="/login/code""#));
         assert!(!ask.contains(r#"action="/login/code/verify""#));
         let verify = render(&LoginPage {
             email: "a@b.test".to_owned(),
             code_sent: true,
-            ..LoginPage::new(Some("code"))
+            ..LoginPage::new(Some("code"), false)
         })
         .unwrap();
         assert!(verify.contains(r#"action="/login/code/verify""#));
         assert!(verify.contains(r#"name="email" value="a@b.test""#));
+    }
+
+    #[test]
+    fn the_passkey_button_and_its_script_come_only_when_passkeys_work() {
+        let off = render(&LoginPage::new(None, false)).unwrap();
+        assert!(!off.contains("data-passkey-sign-in") && !off.contains("passkeys.js"));
+        let on = render(&LoginPage::new(None, true)).unwrap();
+        assert!(on.contains("data-passkey-sign-in") && on.contains("/assets/passkeys.js?v="));
     }
 }

@@ -13,6 +13,7 @@ mod items_bulk;
 mod items_export;
 mod items_preview;
 mod pages;
+mod passkeys;
 mod permissions;
 mod presentation;
 mod roles;

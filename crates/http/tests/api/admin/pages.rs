@@ -79,7 +79,7 @@ async fn a_browser_without_a_session_is_sent_to_the_sign_in_page() {
     assert_eq!(res.status, 200);
     assert_eq!(
         res.json(),
-        json!({"data": {"methods": ["password", "code"]}})
+        json!({"data": {"methods": ["password", "code", "passkey"]}})
     );
 }
 
