@@ -139,6 +139,12 @@ pub(crate) async fn error_page(res: ServiceResponse<BoxBody>) -> ServiceResponse
     let Ok(mut page) = page(status, rendered) else {
         return ServiceResponse::new(req, HttpResponse::build(status).finish());
     };
+    // A 413 or 408 closes the connection (the rest of the body may be on its way): so does
+    // its page.
+    if head.head().connection_type() == actix_http::ConnectionType::Close {
+        page.head_mut()
+            .set_connection_type(actix_http::ConnectionType::Close);
+    }
     for name in [header::RETRY_AFTER, header::ALLOW] {
         if let Some(value) = head.headers().get(&name) {
             page.headers_mut().insert(name, value.clone());

@@ -36,6 +36,13 @@ const OPTIONS_PER_ADDRESS: Limit = Limit {
     window: std::time::Duration::from_secs(15 * 60),
 };
 
+/// Registration ceremonies a signed-in user may start: enough to retry, not enough to fill the
+/// store other users' sign-ins need.
+const REGISTRATIONS_PER_USER: Limit = Limit {
+    max: 30,
+    window: std::time::Duration::from_secs(15 * 60),
+};
+
 /// The longest passkey name.
 const MAX_NAME: usize = 100;
 /// The longest ceremony id (ours are 43 characters).
@@ -106,13 +113,24 @@ fn options(ceremony: String, options: Json) -> Json {
 /// `POST /account/passkeys/options`: creation options for a new passkey of the signed-in user.
 ///
 /// # Errors
-/// 422 when passkeys are off; 429 when too many ceremonies are in progress; the store.
+/// 422 when passkeys are off; 429 after 30 starts in 15 minutes, or when too many ceremonies
+/// are in progress; the store.
 pub async fn registration_options(
     state: &AppState,
     principal: &Principal,
 ) -> Result<Json, AppError> {
     let rp = relying_party(state)?;
     let account = &principal.access.account;
+    state
+        .identity()
+        .throttle
+        .attempt(&[Counter::new(
+            "passkey-register-user",
+            &account.id.to_string(),
+            REGISTRATIONS_PER_USER,
+        )])
+        .await
+        .map_err(|retry_after| AppError::Throttled { retry_after })?;
     let existing = store::passkeys_of_user(state.db(), account.id).await?;
     let user_handle = match existing.first() {
         Some(p) => Uuid::parse_str(&p.user_handle).map_err(internal)?,

@@ -742,10 +742,15 @@ async fn concurrent_reads_during_a_replace_never_mix_old_and_new_bytes() {
     let seen = Cell::new((0, 0));
     let read = || reader(&app, &path, &replaced, (&old, &new), &seen);
     let writer = async {
-        // Let the readers start on the old bytes first.
-        for _ in 0..5 {
-            tokio::task::yield_now().await;
-        }
+        // Let the readers finish some reads of the old bytes first (a fixed number of yields
+        // was not always enough on a loaded machine).
+        tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while seen.get().0 == 0 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("a reader finished a read of the old bytes");
         let res = send_form(
             &app,
             &format!("/files/{id}/replace"),

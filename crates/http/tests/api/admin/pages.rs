@@ -122,7 +122,10 @@ async fn the_password_form_signs_in_with_a_303_or_shows_the_error_next_to_the_fi
         200,
     );
     assert!(dashboard.contains("<h1>Dashboard</h1>"), "{dashboard}");
-    assert!(dashboard.contains("<title>Dashboard · Vellum</title>"), "{dashboard}");
+    assert!(
+        dashboard.contains("<title>Dashboard · Vellum</title>"),
+        "{dashboard}"
+    );
     assert!(
         dashboard.contains(r#"href="/" aria-current="page">Dashboard"#),
         "{dashboard}"
@@ -243,8 +246,15 @@ async fn the_account_page_lists_sessions_and_signs_out_the_others() {
         &app.send(browser(Method::GET, "/account", Some(&me))).await,
         200,
     );
-    assert!(page.contains("<title>Your account · Vellum</title>"), "{page}");
-    assert_eq!(page.matches("<h2").count(), 3, "profile, sessions, passkeys: {page}");
+    assert!(
+        page.contains("<title>Your account · Vellum</title>"),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches("<h2").count(),
+        3,
+        "profile, sessions, passkeys: {page}"
+    );
     assert!(page.contains("dee@example.com"), "{page}");
     assert_eq!(page.matches("<tr><td>").count(), 2, "{page}");
     assert_eq!(page.matches("this session").count(), 1, "{page}");
