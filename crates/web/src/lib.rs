@@ -16,5 +16,6 @@ mod error;
 mod format;
 pub mod forms;
 pub mod pages;
+pub mod paging;
 
 pub use error::WebError;

@@ -4,6 +4,7 @@ pub mod account;
 pub mod dashboard;
 pub mod error;
 pub mod login;
+pub mod users;
 
 use askama::Template;
 

@@ -364,3 +364,84 @@ async fn assets_are_embedded_and_cached_by_version() {
         assert_eq!(app.get(missing).await.status, 404, "{missing}");
     }
 }
+
+#[actix_web::test]
+async fn the_users_page_lists_searches_pages_and_shows_its_empty_states() {
+    let app = TestApp::new(json!({})).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    for n in 0..17 {
+        create_user(
+            &app.state,
+            &format!("user{n:02}@example.com"),
+            &format!("User {n:02}"),
+            &[],
+        )
+        .await;
+    }
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/users", Some(&root))).await,
+        200,
+    );
+    assert!(page.contains("<title>Users · Vellum</title>"), "{page}");
+    assert!(page.contains("18 users"), "{page}");
+    assert_eq!(
+        page.matches("<tr>").count(),
+        16,
+        "a header and 15 rows: {page}"
+    );
+    assert!(
+        page.contains(r#"href="/users?page=2" rel="next""#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/users" aria-current="page">Users"#),
+        "{page}"
+    );
+
+    let searched = assert_page(
+        &app.send(browser(
+            Method::GET,
+            "/users?search=user%2003&page=1",
+            Some(&root),
+        ))
+        .await,
+        200,
+    );
+    assert!(searched.contains("1 user<"), "{searched}");
+    assert!(
+        searched.contains(r#"value="user 03""#),
+        "the search is kept: {searched}"
+    );
+    let none = assert_page(
+        &app.send(browser(
+            Method::GET,
+            "/users?search=%3Cnobody%3E",
+            Some(&root),
+        ))
+        .await,
+        200,
+    );
+    assert!(
+        none.contains("No users match “&#60;nobody&#62;”"),
+        "escaped: {none}"
+    );
+    let trash = assert_page(
+        &app.send(browser(Method::GET, "/users?trashed=only", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(trash.contains("No deleted users"), "{trash}");
+    // A bad query is the error page with the problem; JSON keeps the envelope.
+    let bad = app
+        .send(browser(Method::GET, "/users?trashed=nope", Some(&root)))
+        .await;
+    let page = assert_page(&bad, 422);
+    assert!(
+        page.contains("The trashed field must be one of: with, only."),
+        "{page}"
+    );
+    let res = app
+        .admin(Method::GET, "/users?per_page=2", Some(&root), None)
+        .await;
+    assert_eq!(res.json()["meta"]["per_page"], 2);
+}

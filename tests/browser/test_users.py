@@ -1,0 +1,27 @@
+"""The users list: the demo admin listed, search with an empty state, the trash view, and the
+menu leading there."""
+
+from playwright.sync_api import expect
+
+from conftest import assert_accessible, screenshot, sign_in
+
+
+def test_users_list_search_and_trash(page, server):
+    sign_in(page, server)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Users").click()
+    expect(page.get_by_role("heading", name="Users", exact=True)).to_be_visible()
+    expect(page.get_by_role("cell", name=server.email)).to_be_visible()
+    assert_accessible(page)
+    screenshot(page, "users")
+
+    page.get_by_label("Search users").fill("nobody-by-this-name")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="No users match “nobody-by-this-name”")).to_be_visible()
+    expect(page).to_have_url(server.base + "/users?search=nobody-by-this-name")
+    page.get_by_role("link", name="Clear the search").click()
+    expect(page.get_by_role("cell", name=server.email)).to_be_visible()
+
+    page.get_by_role("link", name="Show deleted users").click()
+    expect(page.get_by_role("heading", name="Deleted users", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", name="No deleted users")).to_be_visible()
+    assert_accessible(page)
