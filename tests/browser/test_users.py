@@ -1,5 +1,5 @@
-"""The users list: the demo admin listed, search with an empty state, the trash view, and the
-menu leading there."""
+"""The users and groups lists: the demo admin listed, search with an empty state, the trash
+views, and the menu leading there."""
 
 from playwright.sync_api import expect
 
@@ -25,3 +25,13 @@ def test_users_list_search_and_trash(page, server):
     expect(page.get_by_role("heading", name="Deleted users", exact=True)).to_be_visible()
     expect(page.get_by_role("heading", name="No deleted users")).to_be_visible()
     assert_accessible(page)
+
+
+def test_groups_list_with_its_empty_state(page, server):
+    sign_in(page, server)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Groups").click()
+    expect(page.get_by_role("heading", name="Groups", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", name="No groups yet")).to_be_visible()
+    assert_accessible(page)
+    page.get_by_role("link", name="Show deleted groups").click()
+    expect(page.get_by_role("heading", name="No deleted groups")).to_be_visible()

@@ -3,13 +3,17 @@
 //! `POST /groups/{group}/restore`, `DELETE /groups/{group}/force`. Each handler is its extractors,
 //! one call of [`vellum_app::groups`], and a response.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use serde_json::json;
 use vellum_app::{AppState, groups};
+use vellum_web::pages::groups::GroupsPage;
+use vellum_web::pages::render;
 
 use crate::body::read_json;
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::session::{SignedIn, wants_json};
 
 #[utoipa::path(
     operation_id = "listGroups",
@@ -17,7 +21,7 @@ use crate::session::SignedIn;
     security(("session" = [])),
     params(crate::schemas::users::AdminListParams),
     responses(
-        (status = 200, description = "A page of groups, newest first", content_type = "application/json", body = crate::schemas::users::GroupPage),
+        (status = 200, description = "A page of groups, newest first (the groups page for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::users::GroupPage),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 422, response = crate::schemas::Invalid),
@@ -30,7 +34,11 @@ pub async fn list(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let page = groups::list(&state, &signed_in.0, req.query_string()).await?;
-    Ok(HttpResponse::Ok().json(page))
+    if wants_json(&req) {
+        return Ok(HttpResponse::Ok().json(page));
+    }
+    let view = GroupsPage::new(&signed_in.0, page, req.query_string());
+    html::page(StatusCode::OK, render(&view))
 }
 
 #[utoipa::path(

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod dashboard;
 pub mod error;
+pub mod groups;
 pub mod login;
 pub mod users;
 

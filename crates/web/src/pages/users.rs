@@ -6,7 +6,7 @@ use vellum_app::users::UserPage;
 
 use crate::chrome::Chrome;
 use crate::format::when;
-use crate::paging::Pager;
+use crate::paging::{Pager, param};
 
 #[derive(Debug, Clone, Template)]
 #[template(path = "users.html")]
@@ -37,8 +37,8 @@ impl UsersPage {
     /// The page for `list`, answered for the raw `query` (already validated by the use case).
     #[must_use]
     pub fn new(principal: &Principal, list: UserPage, query: &str) -> Self {
-        let search = crate::paging::param(query, "search").unwrap_or_default();
-        let trashed = crate::paging::param(query, "trashed").as_deref() == Some("only");
+        let search = param(query, "search").unwrap_or_default();
+        let trashed = param(query, "trashed").as_deref() == Some("only");
         Self {
             chrome: Chrome::new(principal, "users"),
             total: list.meta.total,

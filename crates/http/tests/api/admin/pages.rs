@@ -445,3 +445,49 @@ async fn the_users_page_lists_searches_pages_and_shows_its_empty_states() {
         .await;
     assert_eq!(res.json()["meta"]["per_page"], 2);
 }
+
+#[actix_web::test]
+async fn the_groups_page_lists_and_searches_groups() {
+    let app = TestApp::new(json!({})).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let empty = assert_page(
+        &app.send(browser(Method::GET, "/groups", Some(&root))).await,
+        200,
+    );
+    assert!(empty.contains("<title>Groups · Vellum</title>"), "{empty}");
+    assert!(empty.contains("No groups yet"), "{empty}");
+    for name in ["Editors", "Reviewers"] {
+        let res = app
+            .admin(
+                Method::POST,
+                "/groups",
+                Some(&root),
+                Some(json!({"name": name, "roles": ["super-admin"]})),
+            )
+            .await;
+        assert_eq!(res.status, 201, "{:?}", String::from_utf8_lossy(&res.body));
+    }
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/groups", Some(&root))).await,
+        200,
+    );
+    assert!(page.contains("2 groups"), "{page}");
+    assert!(
+        page.contains("<td>Editors</td><td>super-admin</td><td>0</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/groups" aria-current="page">Groups"#),
+        "{page}"
+    );
+    let searched = assert_page(
+        &app.send(browser(Method::GET, "/groups?search=review", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(
+        searched.contains("1 group<") && searched.contains("Reviewers"),
+        "{searched}"
+    );
+    assert!(!searched.contains("Editors"), "{searched}");
+}
