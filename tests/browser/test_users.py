@@ -1,4 +1,4 @@
-"""The users and groups lists: the demo admin listed, search with an empty state, the trash
+"""The users and groups lists and the activity log: the demo admin listed, search with an empty state, the trash
 views, and the menu leading there."""
 
 from playwright.sync_api import expect
@@ -35,3 +35,17 @@ def test_groups_list_with_its_empty_state(page, server):
     assert_accessible(page)
     page.get_by_role("link", name="Show deleted groups").click()
     expect(page.get_by_role("heading", name="No deleted groups")).to_be_visible()
+
+
+def test_activity_log_with_filters(page, server):
+    sign_in(page, server)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Activity").click()
+    expect(page.get_by_role("heading", name="Activity", exact=True)).to_be_visible()
+    expect(page.get_by_role("cell", name="signed_in").first).to_be_visible()
+    assert_accessible(page)
+    screenshot(page, "activity")
+    page.get_by_label("Log", exact=True).fill("no-such-log")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_role("heading", name="No activity matches these filters")).to_be_visible()
+    page.get_by_role("link", name="Clear the filters").click()
+    expect(page.get_by_role("cell", name="signed_in").first).to_be_visible()

@@ -148,13 +148,16 @@ pub async fn list(
     let pairs = pairs(query);
     let mut errors = ValidationErrors::new();
     let paging = Paging::from_pairs(&pairs, &mut errors);
-    let user_id = first(&pairs, "user_id").and_then(|raw| {
-        let id = raw.trim().parse::<i64>().ok().filter(|id| *id > 0);
-        if id.is_none() {
-            errors.add("user_id", "The user_id field must be a positive integer.");
-        }
-        id
-    });
+    // An empty value is no filter, as for the text filters (a form sends its empty fields).
+    let user_id = first(&pairs, "user_id")
+        .filter(|raw| !raw.trim().is_empty())
+        .and_then(|raw| {
+            let id = raw.trim().parse::<i64>().ok().filter(|id| *id > 0);
+            if id.is_none() {
+                errors.add("user_id", "The user_id field must be a positive integer.");
+            }
+            id
+        });
     let mut text = |key: &str| -> Option<String> {
         let value = first(&pairs, key).filter(|v| !v.is_empty())?;
         if value.contains('\0') {

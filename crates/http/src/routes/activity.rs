@@ -1,11 +1,15 @@
 //! The activity log: `GET /activity-logs`, one call of [`vellum_app::activity::list`].
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use vellum_app::AppState;
 use vellum_app::activity;
+use vellum_web::pages::activity::ActivityPage;
+use vellum_web::pages::render;
 
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::session::{SignedIn, wants_json};
 
 #[utoipa::path(
     operation_id = "listActivity",
@@ -13,7 +17,7 @@ use crate::session::SignedIn;
     security(("session" = [])),
     params(crate::schemas::access::ActivityParams),
     responses(
-        (status = 200, description = "A page of entries, newest first", content_type = "application/json", body = crate::schemas::access::ActivityPage),
+        (status = 200, description = "A page of entries, newest first (the activity page for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::access::ActivityPage),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 422, response = crate::schemas::Invalid),
@@ -26,5 +30,9 @@ pub async fn list(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let page = activity::list(&state, &user.0, req.query_string()).await?;
-    Ok(HttpResponse::Ok().json(page))
+    if wants_json(&req) {
+        return Ok(HttpResponse::Ok().json(page));
+    }
+    let view = ActivityPage::new(&user.0, page, req.query_string());
+    html::page(StatusCode::OK, render(&view))
 }

@@ -1,6 +1,7 @@
 //! One module per page: its view model and the template it renders.
 
 pub mod account;
+pub mod activity;
 pub mod dashboard;
 pub mod error;
 pub mod groups;

@@ -491,3 +491,49 @@ async fn the_groups_page_lists_and_searches_groups() {
     );
     assert!(!searched.contains("Editors"), "{searched}");
 }
+
+#[actix_web::test]
+async fn the_activity_page_lists_and_filters_entries() {
+    let app = TestApp::new(json!({})).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/activity-logs", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(page.contains("<title>Activity · Vellum</title>"), "{page}");
+    assert!(
+        page.contains("<td>auth</td><td>signed_in</td><td>user "),
+        "the sign-in is listed: {page}"
+    );
+    assert!(
+        page.contains(r#"href="/activity-logs" aria-current="page">Activity"#),
+        "{page}"
+    );
+    let none = assert_page(
+        &app.send(browser(
+            Method::GET,
+            "/activity-logs?log_name=nothing-here",
+            Some(&root),
+        ))
+        .await,
+        200,
+    );
+    assert!(none.contains("No activity matches these filters"), "{none}");
+    assert!(
+        none.contains(r#"value="nothing-here""#),
+        "the filter is kept: {none}"
+    );
+    let bad = app
+        .send(browser(
+            Method::GET,
+            "/activity-logs?user_id=abc",
+            Some(&root),
+        ))
+        .await;
+    let page = assert_page(&bad, 422);
+    assert!(
+        page.contains("The user_id field must be a positive integer."),
+        "{page}"
+    );
+}
