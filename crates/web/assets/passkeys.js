@@ -17,7 +17,15 @@ async function call(method, url, body) {
     headers: { "Accept": "application/json", "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const data = res.status === 204 ? null : await res.json().catch(() => null);
+  // Read the whole answer (even an empty 204) before the page moves on: a navigation while the
+  // response is still loading aborts it.
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
   if (!res.ok) {
     const errors = data && data.errors ? Object.values(data.errors).flat() : [];
     throw new Error(errors[0] || (data && data.message) || `The server answered ${res.status}.`);
