@@ -71,7 +71,7 @@ impl FormRefusal {
         match err {
             ApiError::Invalid(errors) => Ok(Self {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
-                errors: FieldErrors::from_body(&serde_json::json!({ "errors": errors.into_map() })),
+                errors: FieldErrors::from_map(errors.into_map()),
                 notice: None,
                 retry_after: None,
             }),

@@ -34,6 +34,12 @@ impl FieldErrors {
         )
     }
 
+    /// The problems a use case reported, keyed by field (no JSON round trip).
+    #[must_use]
+    pub fn from_map(errors: BTreeMap<String, Vec<String>>) -> Self {
+        Self(errors)
+    }
+
     /// One field's problem.
     #[must_use]
     pub fn single(field: &str, message: &str) -> Self {
