@@ -244,7 +244,7 @@ async fn apply_keys<C: ConnectionTrait + TransactionTrait>(
                 OffsetDateTime::parse(t, &Rfc3339)
                     .map_err(|e| format!("must be an RFC 3339 date-time: {e}"))
                     // Stored in UTC: an offset can push the instant past year 9999 (found by
-                    // tests/fuzz_manifest.rs; the driver panicked encoding it).
+                    // tests/manifest/fuzz_manifest.rs; the driver panicked encoding it).
                     // Below year 0 (0000-01-01T00:00+01:00 is year -1 in UTC) is a valid
                     // `OffsetDateTime` too, but not one the databases store and read back.
                     .and_then(|t| {

@@ -7,7 +7,7 @@
 //!
 //! [`ObjectBlobStore`] implements it on the `object_store` crate, so the local directory
 //! (`VELLUM_FILES_DIR`) and an S3-compatible bucket ([`ObjectBlobStore::s3`]) behave the same way,
-//! down to the tests: one contract runs against both (`tests/blob.rs`, `tests/blob_s3.rs`).
+//! down to the tests: one contract runs against both (`tests/storage/blob.rs`, `tests/storage/blob_s3.rs`).
 //!
 //! Uploads are content-addressed (`sha256/<2 hex>/<64 hex>`): the key is only known once the last
 //! byte is read, so an upload is first streamed to a staged object under `tmp/`

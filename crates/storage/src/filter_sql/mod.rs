@@ -2,7 +2,7 @@
 //! SQLite (JSONB with `json_extract` / `json_type` / `json_each`) and PostgreSQL (`jsonb`).
 //!
 //! The SQL must give the same answers as [`vellum_policy::Filter::matches`]: the same table of
-//! cases runs against both (see `tests/filters.rs`). Two compilation strategies share that
+//! cases runs against both (see `tests/storage/filters.rs`). Two compilation strategies share that
 //! contract:
 //!
 //! - **By shape** for scalar fields whose schema says what they hold (numbers, text,
@@ -478,7 +478,7 @@ mod tests {
         assert!(ident("").is_err());
     }
 
-    /// Regression (found by `tests/fuzz_filter_sql.rs`): `filter[created_at][_gt]=` with an
+    /// Regression (found by `tests/storage/fuzz_filter_sql.rs`): `filter[created_at][_gt]=` with an
     /// instant past year 9999 in UTC panicked ("local datetime out of valid range").
     #[test]
     fn instants_past_the_representable_range_do_not_panic() {

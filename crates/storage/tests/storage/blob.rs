@@ -5,8 +5,6 @@
 // Helpers outside `#[test]` functions are not covered by clippy.toml's test allowances.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-mod common;
-
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
@@ -17,7 +15,7 @@ use tempfile::TempDir;
 use vellum_storage::StorageError;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore};
 
-use common::{Recording, body, chunks, content, list, read_all, sha256_hex};
+use crate::common::{self, Recording, body, chunks, content, list, read_all, sha256_hex};
 
 /// Small parts so that a few kilobytes already make a multipart upload of several parts.
 const PART_SIZE: usize = 1000;

@@ -14,8 +14,6 @@
     clippy::print_stderr
 )]
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -28,7 +26,7 @@ use object_store::aws::AmazonS3;
 use object_store::prefix::PrefixStore;
 use vellum_storage::blob::{BlobStore, ObjectBlobStore, S3Config};
 
-use common::{Recording, body, content, list, sha256_hex};
+use crate::common::{self, Recording, body, content, list, sha256_hex};
 
 const ENDPOINT_VAR: &str = "VELLUM_TEST_S3_ENDPOINT";
 const BUCKET_VAR: &str = "VELLUM_TEST_S3_BUCKET";
