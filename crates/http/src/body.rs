@@ -55,7 +55,7 @@ pub(crate) async fn read_json(
 }
 
 /// Whether the request carries an HTML form (`application/x-www-form-urlencoded`).
-fn is_form(req: &HttpRequest) -> bool {
+pub(crate) fn is_form(req: &HttpRequest) -> bool {
     req.headers()
         .get(actix_web::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -64,6 +64,18 @@ fn is_form(req: &HttpRequest) -> bool {
             m.trim()
                 .eq_ignore_ascii_case("application/x-www-form-urlencoded")
         })
+}
+
+/// An HTML form's fields in their order, a repeated name (checkboxes) once per value.
+pub(crate) async fn read_form(
+    payload: web::Payload,
+    limit: usize,
+    req: &HttpRequest,
+) -> Result<Vec<(String, String)>, ApiError> {
+    let bytes = read_body(payload, limit, req).await?;
+    Ok(url::form_urlencoded::parse(&bytes)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect())
 }
 
 /// An admin request's body as JSON: a JSON body as [`read_json`] reads it, or an HTML form

@@ -52,6 +52,22 @@ pub(crate) fn see_other(location: &str) -> HttpResponseBuilder {
     res
 }
 
+/// Where htmx sends the browser after a request that changed something (`HX-Redirect`, 204):
+/// htmx follows it with a full page load, so the page shows the new state.
+pub(crate) fn htmx_redirect(location: &str) -> HttpResponse {
+    HttpResponse::NoContent()
+        .insert_header(("HX-Redirect", location.to_owned()))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+/// Whether htmx sent the request (`HX-Request: true`).
+pub(crate) fn is_htmx(req: &HttpRequest) -> bool {
+    req.headers()
+        .get("hx-request")
+        .is_some_and(|v| v.as_bytes() == b"true")
+}
+
 /// What a form shows for a refused submission: the status, the problems per field, and a
 /// notice (a throttled sign-in); `Err` for errors a form does not show (they become an error
 /// page or the JSON envelope as usual).

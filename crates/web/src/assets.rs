@@ -72,7 +72,13 @@ mod tests {
 
     #[test]
     fn every_linked_asset_is_embedded_with_a_version() {
-        for name in ["app.css", "htmx-2.0.11.min.js", "htmx-LICENSE.txt"] {
+        for name in [
+            "app.css",
+            "htmx-2.0.11.min.js",
+            "htmx-LICENSE.txt",
+            "passkeys.js",
+            "locale-tabs.js",
+        ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");
             assert_eq!(asset.version.len(), 12, "{name}");

@@ -15,6 +15,8 @@ pub mod chrome;
 mod error;
 mod format;
 pub mod forms;
+pub mod item_input;
+pub mod links;
 pub mod pages;
 pub mod paging;
 

@@ -4,13 +4,16 @@
 use vellum_storage::item_admin::{self, Shelf};
 use vellum_storage::items::{self as stored, FilterScope, ListItems};
 
-use super::query::parse;
+use vellum_policy::FilterField;
+
+use super::query::{parse, sortable};
 use super::{Target, open};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::{ItemPage, PageMeta};
 use crate::principal::Principal;
 use crate::render::render_items;
+use crate::schema::CollectionDefinition;
 use crate::snapshot::TotalKey;
 
 /// A page of `slug`'s items for the query (`filter`, `sort`, `direction`, `trashed`, `page`,
@@ -25,8 +28,50 @@ pub async fn list(
     slug: &str,
     query: &str,
 ) -> Result<ItemPage, AppError> {
-    let Target { actor, collection } = open(state, principal, "can-show-collections", slug).await?;
-    let query = parse(query, &actor.snapshot.locales, &collection)?;
+    let target = open(state, principal, "can-show-collections", slug).await?;
+    page_of(state, &target, query).await
+}
+
+/// What the items list page shows: the page of items, the collection's definition (its
+/// fields, in order), the columns saved for the list, and the fields the list can be sorted by.
+#[derive(Debug)]
+pub struct ListScreen {
+    pub page: ItemPage,
+    pub collection: CollectionDefinition,
+    pub list_columns: Option<Vec<String>>,
+    pub sortable: Vec<String>,
+}
+
+/// [`list`] with what the page needs to show it (one permission check, one snapshot).
+///
+/// # Errors
+/// As [`list`].
+pub async fn list_screen(
+    state: &AppState,
+    principal: &Principal,
+    slug: &str,
+    query: &str,
+) -> Result<ListScreen, AppError> {
+    let target = open(state, principal, "can-show-collections", slug).await?;
+    let page = page_of(state, &target, query).await?;
+    let collection = &target.collection;
+    Ok(ListScreen {
+        page,
+        collection: CollectionDefinition::from(collection.as_ref()),
+        list_columns: collection.presentation.list_columns.clone(),
+        sortable: collection
+            .fields
+            .iter()
+            .map(|f| f.def.name.as_str())
+            .filter(|name| FilterField::parse(name).is_ok_and(|field| sortable(collection, &field)))
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+async fn page_of(state: &AppState, target: &Target, query: &str) -> Result<ItemPage, AppError> {
+    let Target { actor, collection } = target;
+    let query = parse(query, &actor.snapshot.locales, collection)?;
     let scope = FilterScope {
         schema: collection.schema(),
         locales: &actor.snapshot.locales,
@@ -45,14 +90,14 @@ pub async fn list(
             let key = TotalKey::new(collection.id, &query.read.locale, &query.filter, None);
             let known = actor.snapshot.total(&key);
             let page =
-                stored::list_items_with_total(state.db(), &collection, &scope, &list, None, known)
+                stored::list_items_with_total(state.db(), collection, &scope, &list, None, known)
                     .await?;
             if known.is_none() {
                 actor.snapshot.remember_total(key, page.total);
             }
             page
         }
-        Shelf::Trashed => item_admin::list_trashed(state.db(), &collection, &scope, &list).await?,
+        Shelf::Trashed => item_admin::list_trashed(state.db(), collection, &scope, &list).await?,
     };
     let meta = PageMeta {
         current_page: page.current_page,
@@ -60,6 +105,6 @@ pub async fn list(
         per_page: page.per_page,
         total: page.total,
     };
-    let data = render_items(state, &actor, &collection, page.items, &query.read).await?;
+    let data = render_items(state, actor, collection, page.items, &query.read).await?;
     Ok(ItemPage { data, meta })
 }

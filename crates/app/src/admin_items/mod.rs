@@ -15,6 +15,7 @@ mod list;
 mod preview;
 mod query;
 mod revisions;
+mod screen;
 
 use std::future::{Future, ready};
 use std::sync::Arc;
@@ -28,9 +29,10 @@ use vellum_storage::model::Collection;
 pub(crate) use bulk::read_ids as read_bulk_ids;
 pub use bulk::{BulkAction, BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
 pub use export::{EXPORT_CHUNK, EXPORT_LIMIT, Export, ExportFormat, export};
-pub use list::list;
+pub use list::{ListScreen, list, list_screen};
 pub use preview::{Preview, PreviewExplanation, preview};
 pub use revisions::{RevisionResource, restore_revision, revisions};
+pub use screen::{ItemScreen, edit_screen, new_screen};
 
 use crate::activity::{self, Change};
 use crate::actor::Actor;
@@ -156,20 +158,25 @@ pub async fn new_form(
             Some((f.def.name.as_str().to_owned(), value))
         })
         .collect();
-    let locales = &actor.snapshot.locales;
     Ok(ItemForm {
         collection: collection_resource(&collection, &everything),
         defaults,
-        locales: FormLocales {
+        locales: FormLocales::of(&actor.snapshot.locales),
+        form_layout: collection.presentation.form_layout.clone(),
+    })
+}
+
+impl FormLocales {
+    pub(crate) fn of(locales: &vellum_domain::ContentLocales) -> Self {
+        Self {
             enabled: locales
                 .enabled()
                 .iter()
                 .map(|l| l.as_str().to_owned())
                 .collect(),
             default: locales.default_locale().as_str().to_owned(),
-        },
-        form_layout: collection.presentation.form_layout.clone(),
-    })
+        }
+    }
 }
 
 /// `GET /collections/{collection}/items/{item}` (`locale`, `include_all_translations`,

@@ -96,7 +96,7 @@ fn parse_filter(
 
 /// Whether a list can be ordered by `field`: the system keys, and fields holding one scalar
 /// (text, number, boolean, one linked item or file).
-fn sortable(collection: &Collection, field: &FilterField) -> bool {
+pub(crate) fn sortable(collection: &Collection, field: &FilterField) -> bool {
     match field {
         FilterField::Id | FilterField::CreatedAt | FilterField::UpdatedAt => true,
         FilterField::Data(name) => collection.schema().field(name.as_str()).is_some_and(|f| {

@@ -11,9 +11,11 @@ use serde_json::json;
 use vellum_app::render::Rendered;
 use vellum_app::{AppState, admin_items};
 
-use crate::body::{read_body, read_json};
+use super::item_pages;
+use crate::body::{is_form, read_body, read_form, read_json};
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::session::{SignedIn, wants_json};
 
 /// Registers the routes, literal segments (`export`, `new`, `bulk`) before `{item}`.
 pub fn register(cfg: &mut web::ServiceConfig) {
@@ -64,6 +66,9 @@ pub async fn list(
     collection: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return item_pages::list(&state, &signed_in.0, &collection, &req).await;
+    }
     let page = admin_items::list(&state, &signed_in.0, &collection, req.query_string()).await?;
     Ok(HttpResponse::Ok().json(page))
 }
@@ -124,7 +129,11 @@ pub async fn new_form(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     collection: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return item_pages::new_page(&state, &signed_in.0, &collection).await;
+    }
     let form = admin_items::new_form(&state, &signed_in.0, &collection).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
 }
@@ -152,6 +161,10 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return item_pages::create(&state, &signed_in.0, &collection, &form).await;
+    }
     let body = read_body(payload, state.config().json_limit, &req);
     let query = req.query_string();
     let data = admin_items::create(&state, &signed_in.0, &collection, query, body).await?;
@@ -181,6 +194,10 @@ pub async fn bulk(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return item_pages::bulk(&state, &signed_in.0, &collection, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let outcome = admin_items::bulk(&state, &signed_in.0, &collection, &body).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": outcome })))
@@ -207,6 +224,9 @@ pub async fn show(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (collection, item) = path.into_inner();
+    if !wants_json(&req) {
+        return item_pages::edit_page(&state, &signed_in.0, &collection, &item, &req).await;
+    }
     let shown =
         admin_items::show(&state, &signed_in.0, &collection, &item, req.query_string()).await?;
     Ok(HttpResponse::Ok().json(shown))
@@ -220,6 +240,7 @@ pub async fn show(
     request_body(content_type = "application/json", content = crate::schemas::ItemWriteRequest),
     responses(
         (status = 200, description = "The item as updated (a new revision is recorded)", content_type = "application/json", body = crate::schemas::admin_items::AdminItemWritten),
+        (status = 204, description = "The web UI's form put by htmx (`HX-Request: true`, a urlencoded body) was saved; `HX-Redirect` names the page to load"),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -236,6 +257,10 @@ pub async fn update(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let (collection, item) = path.into_inner();
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return item_pages::update(&state, &signed_in.0, &collection, &item, &form).await;
+    }
     let body = read_body(payload, state.config().json_limit, &req);
     let query = req.query_string();
     let data = admin_items::update(&state, &signed_in.0, &collection, &item, query, body).await?;
@@ -259,9 +284,15 @@ pub async fn delete_item(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     path: web::Path<(String, String)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (collection, item) = path.into_inner();
     admin_items::delete(&state, &signed_in.0, &collection, &item).await?;
+    if html::is_htmx(&req) {
+        let to =
+            format!("/collections/{collection}/items?bulk_action=delete&bulk_done=1&bulk_failed=0");
+        return Ok(html::htmx_redirect(&to));
+    }
     Ok(HttpResponse::NoContent().finish())
 }
 

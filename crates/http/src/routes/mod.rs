@@ -10,6 +10,7 @@ pub mod file_admin;
 pub mod files;
 pub mod groups;
 pub mod health;
+pub mod item_pages;
 pub mod items;
 pub mod openapi;
 pub mod passkeys;

@@ -6,14 +6,18 @@
 //! `/collections` is the public API's (`GET /api/v1/collections`), and OpenAPI cannot describe
 //! two path items under one key; docs/admin.md describes them.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use serde_json::json;
 use vellum_app::AppState;
 use vellum_app::schema::{collections, fields, packs};
+use vellum_web::pages::collections::CollectionsPage;
+use vellum_web::pages::render;
 
 use crate::body::read_json;
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::session::{SignedIn, wants_json};
 
 /// The routes, literal segments (`/collections/packs/…`) before `/collections/{collection}…`.
 pub fn register(cfg: &mut web::ServiceConfig) {
@@ -43,7 +47,7 @@ fn dry_run_or_done(dry_run: Option<vellum_app::schema::ValueChanges>) -> HttpRes
     tag = "admin: collections",
     security(("session" = [])),
     responses(
-        (status = 200, description = "Every collection with its field and item counts", content_type = "application/json", body = crate::schemas::schema_admin::CollectionOverviewList),
+        (status = 200, description = "Every collection with its field and item counts (the collections page for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::schema_admin::CollectionOverviewList),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
     )
@@ -52,9 +56,16 @@ fn dry_run_or_done(dry_run: Option<vellum_app::schema::ValueChanges>) -> HttpRes
 pub async fn list(
     state: web::Data<AppState>,
     signed_in: SignedIn,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let list = collections::list(&state, &signed_in.0).await?;
-    Ok(HttpResponse::Ok().json(json!({ "data": list })))
+    if wants_json(&req) {
+        return Ok(HttpResponse::Ok().json(json!({ "data": list })));
+    }
+    html::page(
+        StatusCode::OK,
+        render(&CollectionsPage::new(&signed_in.0, list)),
+    )
 }
 
 #[utoipa::path(

@@ -2,9 +2,13 @@
 
 pub mod account;
 pub mod activity;
+pub mod collections;
+pub mod confirm;
 pub mod dashboard;
 pub mod error;
 pub mod groups;
+pub mod item;
+pub mod items;
 pub mod login;
 pub mod users;
 

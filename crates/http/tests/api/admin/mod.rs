@@ -8,6 +8,7 @@ mod files_blobs;
 mod files_browse;
 mod files_trash;
 mod groups;
+mod item_pages;
 mod items;
 mod items_bulk;
 mod items_export;

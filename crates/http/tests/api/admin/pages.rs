@@ -12,10 +12,10 @@ use super::access_support::signed_in_with;
 use super::{PASSWORD, Session, create_user, set_cookie};
 use crate::support::{Response, TestApp};
 
-const HTML: &str = "text/html,application/xhtml+xml,*/*;q=0.8";
+pub(super) const HTML: &str = "text/html,application/xhtml+xml,*/*;q=0.8";
 
 /// A browser's request: `Accept` as Chromium sends it, the session cookie, same-origin.
-fn browser(method: Method, path: &str, session: Option<&Session>) -> TestRequest {
+pub(super) fn browser(method: Method, path: &str, session: Option<&Session>) -> TestRequest {
     let mut req = TestApp::request(method, path)
         .insert_header(("accept", HTML))
         .insert_header(("sec-fetch-site", "same-origin"));
@@ -26,7 +26,7 @@ fn browser(method: Method, path: &str, session: Option<&Session>) -> TestRequest
 }
 
 /// A browser posting an HTML form.
-fn form(path: &str, session: Option<&Session>, fields: &[(&str, &str)]) -> TestRequest {
+pub(super) fn form(path: &str, session: Option<&Session>, fields: &[(&str, &str)]) -> TestRequest {
     let body: String = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(fields)
         .finish();
@@ -35,11 +35,11 @@ fn form(path: &str, session: Option<&Session>, fields: &[(&str, &str)]) -> TestR
         .set_payload(body)
 }
 
-fn text(res: &Response) -> String {
+pub(super) fn text(res: &Response) -> String {
     String::from_utf8_lossy(&res.body).into_owned()
 }
 
-fn assert_page(res: &Response, status: u16) -> String {
+pub(super) fn assert_page(res: &Response, status: u16) -> String {
     let body = text(res);
     assert_eq!(res.status, status, "{body}");
     assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
