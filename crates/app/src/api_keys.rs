@@ -118,6 +118,46 @@ pub async fn list(
     Ok(Paginated::from_page(page, |key| ApiKeyResource::from(&key)))
 }
 
+/// What the API keys page shows: a page of keys and, for a user who may create keys, the roles
+/// a new key can be bound to (`super-admin` only for a super-admin, as [`create`] decides).
+#[derive(Debug, Clone)]
+pub struct KeysScreen {
+    pub page: Paginated<ApiKeyResource>,
+    pub can_manage: bool,
+    pub roles: Vec<String>,
+}
+
+/// [`list`] with what the page's create form offers.
+///
+/// # Errors
+/// As [`list`].
+pub async fn screen(
+    state: &AppState,
+    principal: &Principal,
+    query: &str,
+) -> Result<KeysScreen, AppError> {
+    let page = list(state, principal, query).await?;
+    let can_manage = principal.may("can-manage-api-keys");
+    let roles = if can_manage {
+        let super_admin = principal.require_super_admin_if(true).is_ok();
+        state
+            .snapshot()
+            .await?
+            .role_names()
+            .into_iter()
+            .filter(|name| super_admin || name != crate::principal::SUPER_ADMIN)
+            .filter(|name| name != SystemRole::Public.name())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(KeysScreen {
+        page,
+        can_manage,
+        roles,
+    })
+}
+
 /// Creates a key from `{name, role, ip_allowlist?, expires_at?}`.
 ///
 /// # Errors

@@ -210,6 +210,14 @@ impl Snapshot {
         })
     }
 
+    /// Every role's name, sorted.
+    #[must_use]
+    pub fn role_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.roles.keys().cloned().collect();
+        names.sort_unstable();
+        names
+    }
+
     /// The role named `name`, if it exists.
     #[must_use]
     pub fn existing_role(&self, name: &str) -> Option<Arc<Role>> {

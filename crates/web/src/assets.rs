@@ -78,6 +78,7 @@ mod tests {
             "htmx-LICENSE.txt",
             "passkeys.js",
             "locale-tabs.js",
+            "copy.js",
         ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");

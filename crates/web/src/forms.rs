@@ -55,12 +55,36 @@ impl FieldErrors {
         self.0.get(field)?.first().map(String::as_str)
     }
 
-    /// Every message of fields not in `shown` (those a form has no input for), for a summary.
+    /// The first message for `field` or one of its parts (`ip_allowlist.1`), for a field whose
+    /// input holds a list.
+    #[must_use]
+    pub fn first_under(&self, field: &str) -> Option<&str> {
+        self.first(field).or_else(|| {
+            self.0
+                .iter()
+                .find(|(key, _)| {
+                    key.strip_prefix(field)
+                        .is_some_and(|rest| rest.starts_with('.'))
+                })
+                .and_then(|(_, messages)| messages.first())
+                .map(String::as_str)
+        })
+    }
+
+    /// Every message of fields not in `shown` (those a form has no input for), for a summary; a
+    /// part of a shown field (`ip_allowlist.1`) counts as shown.
     #[must_use]
     pub fn others(&self, shown: &[&str]) -> Vec<String> {
         self.0
             .iter()
-            .filter(|(field, _)| !shown.contains(&field.as_str()))
+            .filter(|(field, _)| {
+                !shown.iter().any(|s| {
+                    field.as_str() == *s
+                        || field
+                            .strip_prefix(s)
+                            .is_some_and(|rest| rest.starts_with('.'))
+                })
+            })
             .flat_map(|(_, messages)| messages.iter().cloned())
             .collect()
     }
@@ -88,5 +112,15 @@ mod tests {
         assert_eq!(errors.others(&["email"]), vec!["Not JSON.".to_owned()]);
         assert!(FieldErrors::from_body(&json!({"message": "x"})).is_empty());
         assert!(FieldErrors::from_body(&json!({"errors": ["x"]})).is_empty());
+    }
+
+    #[test]
+    fn a_part_of_a_list_field_counts_as_that_field() {
+        let errors = FieldErrors::from_body(&json!({"errors": {
+            "ip_allowlist.1": ["Not an address."], "ip_allowlist_x": ["Other."]
+        }}));
+        assert_eq!(errors.first_under("ip_allowlist"), Some("Not an address."));
+        assert_eq!(errors.first_under("name"), None);
+        assert_eq!(errors.others(&["ip_allowlist"]), vec!["Other.".to_owned()]);
     }
 }

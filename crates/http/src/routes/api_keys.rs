@@ -7,9 +7,11 @@ use serde_json::json;
 use vellum_app::AppState;
 use vellum_app::api_keys;
 
-use crate::body::read_json;
+use super::settings_pages;
+use crate::body::{is_form, read_form, read_json};
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::session::{SignedIn, wants_json};
 
 #[utoipa::path(
     operation_id = "listApiKeys",
@@ -17,7 +19,7 @@ use crate::session::SignedIn;
     security(("session" = [])),
     params(crate::schemas::access::PageParams),
     responses(
-        (status = 200, description = "A page of keys in creation order, revoked ones included; never a secret", content_type = "application/json", body = crate::schemas::access::ApiKeyPage),
+        (status = 200, description = "A page of keys in creation order, revoked ones included; never a secret (the API keys page for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::access::ApiKeyPage),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 422, response = crate::schemas::Invalid),
@@ -29,6 +31,9 @@ pub async fn list(
     user: SignedIn,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return settings_pages::keys_page(&state, &user.0, &req).await;
+    }
     let page = api_keys::list(&state, &user.0, req.query_string()).await?;
     Ok(HttpResponse::Ok().json(page))
 }
@@ -53,6 +58,10 @@ pub async fn store(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return settings_pages::create_key(&state, &user.0, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let created = api_keys::create(&state, &user.0, &body).await?;
     Ok(HttpResponse::Created()
@@ -77,7 +86,11 @@ pub async fn revoke(
     state: web::Data<AppState>,
     user: SignedIn,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     api_keys::revoke(&state, &user.0, &path).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_redirect("/settings/api-keys?revoked=1"));
+    }
     Ok(HttpResponse::NoContent().finish())
 }

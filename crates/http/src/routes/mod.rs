@@ -19,4 +19,5 @@ pub mod presentation;
 pub mod roles;
 pub mod schema;
 pub mod settings;
+pub mod settings_pages;
 pub mod users;

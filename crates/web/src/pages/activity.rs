@@ -7,6 +7,7 @@ use vellum_app::paging::Paginated;
 use vellum_app::principal::Principal;
 
 use crate::chrome::Chrome;
+use crate::format::moment;
 use crate::paging::{Pager, param};
 
 #[derive(Debug, Clone, Template)]
@@ -95,31 +96,5 @@ fn row(entry: ActivityResource) -> ActivityRow {
         event: entry.event,
         subject,
         changed,
-    }
-}
-
-/// `2026-11-26T22:10:59.123Z` as `2026-11-26 22:10 UTC`.
-fn moment(at: &Value) -> String {
-    let raw = at.as_str().unwrap_or_default();
-    match raw.get(..16) {
-        Some(minute) if raw.ends_with('Z') => format!("{} UTC", minute.replace('T', " ")),
-        _ => raw.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn moments_read_to_the_minute() {
-        assert_eq!(
-            moment(&json!("2026-11-26T22:10:59.123Z")),
-            "2026-11-26 22:10 UTC"
-        );
-        assert_eq!(moment(&json!("yesterday")), "yesterday");
-        assert_eq!(moment(&json!(null)), "");
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod activity;
+pub mod api_keys;
 pub mod collections;
 pub mod confirm;
 pub mod dashboard;

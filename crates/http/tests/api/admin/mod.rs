@@ -21,6 +21,7 @@ mod roles;
 mod schema;
 mod sessions;
 mod settings;
+mod settings_pages;
 mod signin;
 mod smtp;
 mod users;

@@ -1,0 +1,156 @@
+//! The web UI's settings pages (issue 19): API keys listed with their state, created from the
+//! form with the secret shown once in the answer (never in a URL), refused with the problem next
+//! to its field, and revoked with htmx; the create form only for who may manage keys.
+
+use actix_web::http::Method;
+
+use super::access_support::signed_in_with;
+use super::pages::{assert_page, browser, form, text};
+use crate::support::TestApp;
+
+#[actix_web::test]
+async fn api_keys_are_listed_created_with_their_secret_once_and_revoked() {
+    let app = TestApp::new(crate::support::blog()).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/settings/api-keys", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(page.contains("<td>editor-key</td>"), "{page}");
+    assert!(
+        page.contains(r#"<option value="editor">editor</option>"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<option value="super-admin">"#),
+        "a super-admin may bind super-admin"
+    );
+
+    let res = app
+        .send(form(
+            "/settings/api-keys",
+            Some(&root),
+            &[
+                ("name", "site"),
+                ("role", "editor"),
+                ("ip_allowlist", "10.0.0.0/8\n192.0.2.1"),
+                ("expires_on", "2099-01-31"),
+            ],
+        ))
+        .await;
+    let page = assert_page(&res, 200);
+    let secret = page
+        .split(r#"<input id="secret" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    assert!(secret.starts_with("ek_"), "{page}");
+    assert!(page.contains("10.0.0.0/8, 192.0.2.1"));
+    assert!(page.contains("2099-01-31 00:00 UTC"));
+    // The secret works on the public API, and the list never shows it again.
+    let res = app
+        .send(
+            TestApp::request(Method::GET, "/api/v1/collections/articles/items")
+                .insert_header(("authorization", format!("Bearer {secret}"))),
+        )
+        .await;
+    assert_eq!(
+        res.status,
+        403,
+        "a key of a role without a matching address is refused, not unknown: {}",
+        text(&res)
+    );
+    let list = assert_page(
+        &app.send(browser(Method::GET, "/settings/api-keys", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(!list.contains(&secret));
+
+    // A refusal: the form again, 422, the problem under its field and the values kept.
+    let res = app
+        .send(form(
+            "/settings/api-keys",
+            Some(&root),
+            &[
+                ("name", "bad"),
+                ("role", "editor"),
+                ("ip_allowlist", "not an address"),
+            ],
+        ))
+        .await;
+    let page = assert_page(&res, 422);
+    assert!(page.contains(r#"id="key-ips-error""#), "{page}");
+    assert!(page.contains(">not an address</textarea>"));
+
+    // Revoked with htmx: 204 and the page to load next, which says so.
+    let id = app
+        .admin(Method::GET, "/settings/api-keys", Some(&root), None)
+        .await
+        .json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "site")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let res = app
+        .send(
+            browser(
+                Method::DELETE,
+                &format!("/settings/api-keys/{id}"),
+                Some(&root),
+            )
+            .insert_header(("hx-request", "true")),
+        )
+        .await;
+    assert_eq!(res.status, 204);
+    let next = res.header("hx-redirect").unwrap().to_owned();
+    let page = assert_page(
+        &app.send(browser(Method::GET, &next, Some(&root))).await,
+        200,
+    );
+    assert!(page.contains("Key revoked."), "{page}");
+    assert!(page.contains(r#"<span class="tag state-revoked">revoked</span>"#));
+}
+
+#[actix_web::test]
+async fn who_may_only_see_keys_gets_no_form_and_only_a_super_admin_binds_super_admin() {
+    let app = TestApp::new(crate::support::blog()).await;
+    let nobody = app.signed_in("nobody@example.com", &[]).await;
+    assert_page(
+        &app.send(browser(Method::GET, "/settings/api-keys", Some(&nobody)))
+            .await,
+        403,
+    );
+    let viewer = signed_in_with(&app, "viewer@example.com", &["can-show-api-keys"]).await;
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/settings/api-keys", Some(&viewer)))
+            .await,
+        200,
+    );
+    assert!(page.contains("<td>editor-key</td>"));
+    assert!(
+        !page.contains("New key") && !page.contains("hx-delete"),
+        "{page}"
+    );
+    let manager = signed_in_with(
+        &app,
+        "manager@example.com",
+        &["can-show-api-keys", "can-manage-api-keys"],
+    )
+    .await;
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/settings/api-keys", Some(&manager)))
+            .await,
+        200,
+    );
+    assert!(
+        page.contains(r#"<option value="editor">editor</option>"#),
+        "{page}"
+    );
+    assert!(!page.contains(r#"<option value="super-admin">"#), "{page}");
+}
