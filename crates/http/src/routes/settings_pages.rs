@@ -1,13 +1,16 @@
 //! The web UI's side of the settings area: the API keys page, its create form (the new key's
-//! secret is shown in the answer to the post, never put in a URL) and revocation with htmx.
+//! secret is shown in the answer to the post, never put in a URL) and revocation with htmx; the
+//! project settings page and its form (put with htmx).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use serde_json::{Value, json};
 use vellum_app::AppState;
-use vellum_app::api_keys;
 use vellum_app::principal::Principal;
+use vellum_app::{api_keys, project_settings};
+use vellum_web::forms::FieldErrors;
 use vellum_web::pages::api_keys::{ApiKeysPage, KeyForm};
+use vellum_web::pages::project::{ProjectForm, ProjectPage};
 use vellum_web::pages::render;
 
 use crate::error::ApiError;
@@ -45,6 +48,40 @@ pub(super) async fn create_key(
             let refusal = FormRefusal::of(err.into())?;
             let page = page.with_refusal(posted, refusal.errors.clone());
             refusal.page(render(&page))
+        }
+    }
+}
+
+/// The project settings page, with "Saved." after `?saved=1`.
+pub(super) async fn project_page(
+    state: &AppState,
+    principal: &Principal,
+    req: &HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let settings = project_settings::show(state, principal).await?;
+    let saved = vellum_web::paging::param(req.query_string(), "saved").is_some();
+    let view = ProjectPage::new(
+        principal,
+        ProjectForm::of(&settings),
+        FieldErrors::default(),
+        saved,
+    );
+    html::page(StatusCode::OK, render(&view))
+}
+
+/// The settings form put by htmx: the page again (`HX-Redirect`), or the form with its problems.
+pub(super) async fn save_project(
+    state: &AppState,
+    principal: &Principal,
+    form: &[(String, String)],
+) -> Result<HttpResponse, ApiError> {
+    let posted = ProjectForm::posted(form);
+    match project_settings::update(state, principal, &posted.to_json()).await {
+        Ok(_) => Ok(html::htmx_redirect("/settings/project?saved=1")),
+        Err(err) => {
+            let refusal = FormRefusal::of(err.into())?;
+            let view = ProjectPage::new(principal, posted, refusal.errors.clone(), false);
+            refusal.page(render(&view))
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod groups;
 pub mod item;
 pub mod items;
 pub mod login;
+pub mod project;
 pub mod users;
 
 use askama::Template;

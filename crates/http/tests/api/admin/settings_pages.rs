@@ -154,3 +154,92 @@ async fn who_may_only_see_keys_gets_no_form_and_only_a_super_admin_binds_super_a
     );
     assert!(!page.contains(r#"<option value="super-admin">"#), "{page}");
 }
+
+/// The settings form as htmx puts it.
+fn put_settings(s: &super::Session, fields: &[(&str, &str)]) -> actix_web::test::TestRequest {
+    let body: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    browser(Method::PUT, "/settings/project", Some(s))
+        .insert_header(("hx-request", "true"))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload(body)
+}
+
+#[actix_web::test]
+async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
+    let app = TestApp::new(crate::support::blog()).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/settings/project", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(
+        page.contains(r#"name="content_locales" value="en, de""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"hx-put="/settings/project""#));
+
+    let fields = [
+        ("content_locales", "en, de, fr"),
+        ("default_locale", "fr"),
+        (
+            "public_api_allowed_origins",
+            "https://a.example\nhttps://b.example\n",
+        ),
+        ("files_max_upload_bytes", "1048576"),
+        ("chat_max_upload_bytes", "2048"),
+        ("daily_prompt_limit", "7"),
+    ];
+    let res = app.send(put_settings(&root, &fields)).await;
+    assert_eq!(res.status, 204, "{}", text(&res));
+    assert_eq!(res.header("hx-redirect"), Some("/settings/project?saved=1"));
+    let stored = app
+        .admin(Method::GET, "/settings/project", Some(&root), None)
+        .await
+        .json();
+    assert_eq!(
+        stored["data"]["content_locales"],
+        serde_json::json!(["en", "de", "fr"])
+    );
+    assert_eq!(stored["data"]["default_locale"], "fr");
+    assert_eq!(stored["data"]["files_max_upload_bytes"], 1_048_576);
+    assert_eq!(
+        stored["data"]["public_api_allowed_origins"],
+        serde_json::json!(["https://a.example", "https://b.example"])
+    );
+    let page = assert_page(
+        &app.send(browser(
+            Method::GET,
+            "/settings/project?saved=1",
+            Some(&root),
+        ))
+        .await,
+        200,
+    );
+    assert!(page.contains("Saved."));
+
+    // A default locale that is not enabled: 422, the problem under it, the values as typed.
+    let mut bad = fields.to_vec();
+    bad[1] = ("default_locale", "xx");
+    let page = assert_page(&app.send(put_settings(&root, &bad)).await, 422);
+    assert!(page.contains(r#"id="s-default_locale-error""#), "{page}");
+    assert!(page.contains(r#"name="default_locale" value="xx""#));
+    let mut bad = fields.to_vec();
+    bad[5] = ("daily_prompt_limit", "many");
+    let page = assert_page(&app.send(put_settings(&root, &bad)).await, 422);
+    assert!(
+        page.contains(r#"id="s-daily_prompt_limit-error""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"name="daily_prompt_limit" value="many""#));
+    let stored = app
+        .admin(Method::GET, "/settings/project", Some(&root), None)
+        .await
+        .json();
+    assert_eq!(
+        stored["data"]["default_locale"], "fr",
+        "nothing was changed"
+    );
+}
