@@ -108,3 +108,29 @@ def test_bulk_actions_trash_and_delete_for_good_after_a_confirmation(page, serve
     page.get_by_role("button", name="Delete 1 item for good").click()
     expect(page.get_by_role("status").first).to_have_text("1 item deleted for good.")
     expect(page.get_by_role("heading", name="The trash is empty")).to_be_visible()
+
+
+def test_history_restores_and_preview_as_a_role_explains(page, server):
+    sign_in(page, server)
+    open_articles(page)
+    page.get_by_role("link", name=re.compile(r"^\d+$")).first.click()
+    page.get_by_label("views").fill("1844")
+    page.get_by_role("button", name="Save").click()
+    expect(page).to_have_url(re.compile(r"\?saved=1$"))
+
+    page.get_by_role("link", name="History").click()
+    expect(page.get_by_role("heading", name=re.compile(r"^History"))).to_be_visible()
+    expect(page.locator("td.after", has_text="1844")).to_be_visible()
+    assert_accessible(page)
+    screenshot(page, "history")
+    page.get_by_role("button", name="Restore this revision").first.click()
+    expect(page.get_by_role("status")).to_contain_text("Restored")
+
+    page.get_by_role("link", name="Back to the item").click()
+    expect(page.get_by_label("views")).to_have_value("1843")
+    page.get_by_role("link", name="Preview as a role").click()
+    page.get_by_label("Role", exact=True).select_option("public")
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("heading", name="“public” reads this item")).to_be_visible()
+    expect(page.get_by_text("internal_notes", exact=True)).to_be_visible()
+    assert_accessible(page)

@@ -30,7 +30,7 @@ pub(crate) use bulk::read_ids as read_bulk_ids;
 pub use bulk::{BulkAction, BulkFailure, BulkOutcome, MAX_BULK_IDS, bulk};
 pub use export::{EXPORT_CHUNK, EXPORT_LIMIT, Export, ExportFormat, export};
 pub use list::{ListScreen, list, list_screen};
-pub use preview::{Preview, PreviewExplanation, preview};
+pub use preview::{Preview, PreviewExplanation, preview, preview_roles};
 pub use revisions::{RevisionResource, restore_revision, revisions};
 pub use screen::{ItemScreen, edit_screen, new_screen};
 

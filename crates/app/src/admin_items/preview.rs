@@ -74,6 +74,18 @@ pub struct Preview {
     pub explanation: PreviewExplanation,
 }
 
+/// The roles an item can be previewed as (every role, sorted), for the preview's role picker.
+///
+/// # Errors
+/// 403 without `can-show-collections`, the database.
+pub async fn preview_roles(
+    state: &AppState,
+    principal: &Principal,
+) -> Result<Vec<String>, AppError> {
+    principal.require("can-show-collections")?;
+    Ok(state.snapshot().await?.role_names())
+}
+
 /// Previews the live item `id` of `slug` as the role the query's `role` names.
 ///
 /// # Errors

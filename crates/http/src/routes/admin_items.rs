@@ -354,7 +354,7 @@ pub async fn force_delete(
         ("per_page" = Option<i64>, Query, minimum = 1, maximum = 100),
     ),
     responses(
-        (status = 200, description = "A page of revisions, newest first", content_type = "application/json", body = crate::schemas::admin_items::ItemRevisionPage),
+        (status = 200, description = "A page of revisions, newest first (the history page, each revision compared with the one before, for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::admin_items::ItemRevisionPage),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -369,6 +369,9 @@ pub async fn revisions(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (collection, item) = path.into_inner();
+    if !wants_json(&req) {
+        return item_pages::revisions_page(&state, &signed_in.0, &collection, &item, &req).await;
+    }
     let query = req.query_string();
     let page = admin_items::revisions(&state, &signed_in.0, &collection, &item, query).await?;
     Ok(HttpResponse::Ok().json(page))
@@ -385,7 +388,7 @@ pub async fn revisions(
         crate::schemas::ItemParams,
     ),
     responses(
-        (status = 200, description = "The item with the revision's values, written as a new update (a new revision)", content_type = "application/json", body = crate::schemas::admin_items::AdminItemWritten),
+        (status = 200, description = "The item with the revision's values, written as a new update (a new revision); a client that does not prefer JSON gets 303 to the history page", content_type = "application/json", body = crate::schemas::admin_items::AdminItemWritten),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -404,6 +407,10 @@ pub async fn restore_revision(
     let data =
         admin_items::restore_revision(&state, &signed_in.0, &collection, &item, &revision, query)
             .await?;
+    if !wants_json(&req) {
+        let to = format!("/collections/{collection}/items/{item}/revisions?restored=1");
+        return Ok(html::see_other(&to).finish());
+    }
     Ok(HttpResponse::Ok().json(One { data: &data }))
 }
 
@@ -413,7 +420,7 @@ pub async fn restore_revision(
     security(("session" = [])),
     params(("collection" = String, Path, description = "Collection slug"), ("item" = i64, Path, description = "Item id"), crate::schemas::admin_items::PreviewParams),
     responses(
-        (status = 200, description = "The item as the role's public API renders it, and why", content_type = "application/json", body = crate::schemas::admin_items::ItemPreviewEnvelope),
+        (status = 200, description = "The item as the role's public API renders it, and why (the preview page, with a role picker, for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::admin_items::ItemPreviewEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -428,6 +435,9 @@ pub async fn preview(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (collection, item) = path.into_inner();
+    if !wants_json(&req) {
+        return item_pages::preview_page(&state, &signed_in.0, &collection, &item, &req).await;
+    }
     let query = req.query_string();
     let preview = admin_items::preview(&state, &signed_in.0, &collection, &item, query).await?;
     Ok(HttpResponse::Ok().json(Data { data: preview }))

@@ -16,7 +16,9 @@ use vellum_web::links::{add_filter, changed, href};
 use vellum_web::pages::confirm::ConfirmPage;
 use vellum_web::pages::item::ItemPage;
 use vellum_web::pages::items::ItemsPage;
+use vellum_web::pages::preview::PreviewPage;
 use vellum_web::pages::render;
+use vellum_web::pages::revisions::{self, RevisionsPage};
 
 use crate::error::ApiError;
 use crate::html::{self, FormRefusal};
@@ -150,6 +152,52 @@ pub(super) async fn update(
         ))),
         Err(err) => refused(principal, screen, &body, err),
     }
+}
+
+/// An item's history: its newest revisions, each compared with the one before.
+pub(super) async fn revisions_page(
+    state: &AppState,
+    principal: &Principal,
+    slug: &str,
+    id: &str,
+    req: &HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let query = format!("per_page={}", revisions::SHOWN);
+    let page = admin_items::revisions(state, principal, slug, id, &query).await?;
+    let collection = vellum_app::schema::collections::show(state, principal, slug).await?;
+    let item_id = id.parse().unwrap_or_default();
+    let restored = vellum_web::paging::param(req.query_string(), "restored").is_some();
+    let view = RevisionsPage::new(principal, collection.name, slug, item_id, &page, restored);
+    html::page(StatusCode::OK, render(&view))
+}
+
+/// An item as a role reads it; the role picker alone until a role is chosen.
+pub(super) async fn preview_page(
+    state: &AppState,
+    principal: &Principal,
+    slug: &str,
+    id: &str,
+    req: &HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let roles = admin_items::preview_roles(state, principal).await?;
+    let chosen = vellum_web::paging::param(req.query_string(), "role").is_some();
+    let preview = if chosen {
+        Some(admin_items::preview(state, principal, slug, id, req.query_string()).await?)
+    } else {
+        None
+    };
+    let collection = vellum_app::schema::collections::show(state, principal, slug).await?;
+    let item_href = format!("/collections/{slug}/items/{id}");
+    let item_id = id.parse().unwrap_or_default();
+    let view = PreviewPage::new(
+        principal,
+        collection.name,
+        item_href,
+        item_id,
+        roles,
+        preview,
+    );
+    html::page(StatusCode::OK, render(&view))
 }
 
 /// The form again after a refused write: each problem next to its field, the values as posted.

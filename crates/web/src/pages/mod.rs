@@ -11,7 +11,9 @@ pub mod groups;
 pub mod item;
 pub mod items;
 pub mod login;
+pub mod preview;
 pub mod project;
+pub mod revisions;
 pub mod users;
 
 use askama::Template;

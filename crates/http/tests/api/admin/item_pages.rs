@@ -419,3 +419,118 @@ async fn htmx_saves_and_trashes_an_item_and_sends_the_browser_on() {
         404,
     );
 }
+
+#[actix_web::test]
+async fn the_history_compares_each_revision_and_restores_one_with_a_form() {
+    let (app, root) = app_and_root().await;
+    let [a, _, _] = products(&app, &root).await;
+    let path = format!("/collections/products/items/{a}");
+    for price in ["2", "3"] {
+        let res = app
+            .send(htmx_form(
+                Method::PUT,
+                &path,
+                &root,
+                &[("data[price]", price)],
+            ))
+            .await;
+        assert_eq!(res.status, 204);
+    }
+    let page = get(&app, &root, &format!("{path}/revisions")).await;
+    assert!(page.contains("3 revisions, newest first"), "{page}");
+    // Newest first: 2 → 3, then 1 → 2, then the creation.
+    let newest = page
+        .find("<td class=\"before\">2</td><td class=\"after\">3</td>")
+        .unwrap();
+    let middle = page
+        .find("<td class=\"before\">1</td><td class=\"after\">2</td>")
+        .unwrap();
+    assert!(newest < middle, "{page}");
+    assert!(page.contains("Created with"));
+    assert_eq!(
+        page.matches("Restore this revision").count(),
+        2,
+        "not the current one"
+    );
+
+    // Restore the oldest (price 1) with the form: 303 to the history, which says so.
+    let oldest = page
+        .rsplit("/revisions/")
+        .next()
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let res = app
+        .send(form(
+            &format!("{path}/revisions/{oldest}/restore"),
+            Some(&root),
+            &[],
+        ))
+        .await;
+    assert_eq!(res.status, 303, "{}", text(&res));
+    let to = res.header("location").unwrap().to_owned();
+    assert_eq!(to, format!("{path}/revisions?restored=1"));
+    let page = get(&app, &root, &to).await;
+    assert!(
+        page.contains("Restored:") && page.contains("4 revisions"),
+        "{page}"
+    );
+    let res = app.admin(Method::GET, &path, Some(&root), None).await;
+    assert_eq!(res.json()["data"]["data"]["price"], 1);
+}
+
+#[actix_web::test]
+async fn the_preview_shows_what_a_role_reads_and_why() {
+    let (app, root) = app_and_root().await;
+    let draft = create(
+        &app,
+        &root,
+        "articles",
+        json!({"title": {"en": "Secret draft"}, "status": "draft", "internal_notes": "hush"}),
+    )
+    .await;
+    let published = create(
+        &app,
+        &root,
+        "articles",
+        json!({"title": {"en": "Out now"}, "status": "published", "internal_notes": "hush"}),
+    )
+    .await;
+    let base = "/collections/articles/items";
+    let picker = get(&app, &root, &format!("{base}/{draft}/preview-as-role")).await;
+    assert!(
+        picker.contains("Choose a role") && picker.contains(r#"<option value="public">"#),
+        "{picker}"
+    );
+
+    let page = get(
+        &app,
+        &root,
+        &format!("{base}/{draft}/preview-as-role?role=public"),
+    )
+    .await;
+    assert!(page.contains("“public” does not read this item"), "{page}");
+    assert!(page.contains("the item does not pass it"), "{page}");
+    assert!(!page.contains("Secret draft"));
+
+    let page = get(
+        &app,
+        &root,
+        &format!("{base}/{published}/preview-as-role?role=public"),
+    )
+    .await;
+    assert!(page.contains("“public” reads this item"), "{page}");
+    assert!(page.contains("Out now") && !page.contains("hush"), "{page}");
+    assert!(
+        page.contains("<dt>Fields removed</dt><dd>internal_notes</dd>"),
+        "{page}"
+    );
+    let res = app
+        .send(browser(
+            Method::GET,
+            &format!("{base}/{published}/preview-as-role?role=nobody"),
+            Some(&root),
+        ))
+        .await;
+    assert_page(&res, 422);
+}
