@@ -61,6 +61,15 @@ pub(crate) fn htmx_redirect(location: &str) -> HttpResponse {
         .finish()
 }
 
+/// Tells htmx to load the page again (`HX-Refresh`, 204): a small change (a favorite) shown
+/// in place.
+pub(crate) fn htmx_refresh() -> HttpResponse {
+    HttpResponse::NoContent()
+        .insert_header(("HX-Refresh", "true"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
 /// Whether htmx sent the request (`HX-Request: true`).
 pub(crate) fn is_htmx(req: &HttpRequest) -> bool {
     req.headers()

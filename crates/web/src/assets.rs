@@ -79,6 +79,8 @@ mod tests {
             "passkeys.js",
             "locale-tabs.js",
             "copy.js",
+            "upload.js",
+            "focal.js",
         ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");

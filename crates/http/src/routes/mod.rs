@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod collections;
 pub mod dashboard;
 pub mod file_admin;
+pub mod file_pages;
 pub mod files;
 pub mod groups;
 pub mod health;

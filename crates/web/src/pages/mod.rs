@@ -7,6 +7,8 @@ pub mod collections;
 pub mod confirm;
 pub mod dashboard;
 pub mod error;
+pub mod file;
+pub mod files;
 pub mod groups;
 pub mod item;
 pub mod items;

@@ -11,8 +11,10 @@ use vellum_app::{AppState, file_admin};
 use crate::body::read_json;
 use crate::download::serve_resolved;
 use crate::error::ApiError;
+use crate::html;
 use crate::multipart::{read_upload, read_uploads};
-use crate::session::SignedIn;
+use crate::routes::file_pages;
+use crate::session::{SignedIn, wants_json};
 
 /// Registers the routes; `/files/upload` is literal and must come before `/files/{file}`.
 pub fn register(cfg: &mut web::ServiceConfig) {
@@ -41,9 +43,13 @@ pub async fn upload(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     multipart: Multipart,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let read = |limit| read_uploads(&state, multipart, limit);
     let files = file_admin::upload(&state, &signed_in.0, read).await?;
+    if !wants_json(&req) {
+        return Ok(file_pages::uploaded(&files));
+    }
     Ok(HttpResponse::Created().json(json!({ "data": files })))
 }
 
@@ -69,10 +75,14 @@ pub async fn replace(
     signed_in: SignedIn,
     file: web::Path<String>,
     multipart: Multipart,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let read = |limit| read_upload(&state, multipart, limit);
-    let file = file_admin::replace(&state, &signed_in.0, &file, read).await?;
-    Ok(HttpResponse::Ok().json(json!({ "data": file })))
+    let replaced = file_admin::replace(&state, &signed_in.0, &file, read).await?;
+    if !wants_json(&req) {
+        return Ok(html::see_other(&format!("/files/{file}?replaced=1")).finish());
+    }
+    Ok(HttpResponse::Ok().json(json!({ "data": replaced })))
 }
 
 #[utoipa::path(

@@ -6,9 +6,11 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use serde_json::json;
 use vellum_app::{AppState, file_admin};
 
-use crate::body::read_json;
+use crate::body::{is_form, read_form, read_json};
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::routes::file_pages;
+use crate::session::{SignedIn, wants_json};
 
 /// Registers the routes, the literal `/files/folders` before `/files/{file}`.
 pub fn register(cfg: &mut web::ServiceConfig) {
@@ -41,6 +43,9 @@ pub async fn list(
     signed_in: SignedIn,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return file_pages::files_page(&state, &signed_in.0, &req).await;
+    }
     let page = file_admin::list(&state, &signed_in.0, req.query_string()).await?;
     Ok(HttpResponse::Ok().json(page))
 }
@@ -65,6 +70,10 @@ pub async fn create_folder(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return file_pages::create_folder(&state, &signed_in.0, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let folder = file_admin::create_folder(&state, &signed_in.0, &body).await?;
     Ok(HttpResponse::Created().json(json!({ "data": folder })))
@@ -106,7 +115,11 @@ pub async fn show(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     file: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return file_pages::file_page(&state, &signed_in.0, &file, &req).await;
+    }
     let data = file_admin::show(&state, &signed_in.0, &file).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
 }
@@ -118,6 +131,7 @@ pub async fn show(
     params(("file" = i64, Path, description = "File or folder id")),
     request_body(content_type = "application/json", content = crate::schemas::file_admin_browse::UpdateAdminFileRequest),
     responses(
+        (status = 204, description = "The web UI's form put by htmx (a urlencoded body) was saved; `HX-Redirect` names the page to load"),
         (status = 200, description = "The file or folder as updated", content_type = "application/json", body = crate::schemas::file_admin_browse::AdminFileEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -134,6 +148,10 @@ pub async fn update(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return file_pages::save_file(&state, &signed_in.0, &file, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let data = file_admin::update(&state, &signed_in.0, &file, &body).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
@@ -199,6 +217,7 @@ pub async fn remove_tag(
     security(("session" = [])),
     params(("file" = i64, Path, description = "File or folder id")),
     responses(
+        (status = 204, description = "Sent by htmx (`HX-Request: true`): done; `HX-Refresh` reloads the page"),
         (status = 200, description = "The file, now a favorite of the signed-in user", content_type = "application/json", body = crate::schemas::file_admin_browse::AdminFileEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -210,8 +229,12 @@ pub async fn favorite(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     file: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let data = file_admin::favorite(&state, &signed_in.0, &file).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_refresh());
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": data })))
 }
 
@@ -232,7 +255,11 @@ pub async fn unfavorite(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     file: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     file_admin::unfavorite(&state, &signed_in.0, &file).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_refresh());
+    }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -9,7 +9,9 @@ use vellum_app::{AppState, file_admin};
 
 use crate::body::read_json;
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::routes::file_pages;
+use crate::session::{SignedIn, wants_json};
 
 /// Registers the routes, the literal `/files/bulk` first.
 pub fn register(cfg: &mut web::ServiceConfig) {
@@ -62,7 +64,11 @@ pub async fn delete_file(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     file: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if html::is_htmx(&req) {
+        return file_pages::trash(&state, &signed_in.0, &file).await;
+    }
     file_admin::delete(&state, &signed_in.0, &file).await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -85,8 +91,12 @@ pub async fn restore(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     file: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let restored = file_admin::restore(&state, &signed_in.0, &file).await?;
+    if !wants_json(&req) {
+        return Ok(html::see_other(&format!("/files/{file}?restored=1")).finish());
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": restored })))
 }
 

@@ -4,6 +4,7 @@
 
 mod access_support;
 mod api_keys;
+mod file_pages;
 mod files_blobs;
 mod files_browse;
 mod files_trash;
