@@ -147,6 +147,36 @@ pub async fn edit(state: &AppState, principal: &Principal, id: &str) -> Result<R
     })
 }
 
+/// A collection and its fields, for the role editor's field rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionFields {
+    pub slug: String,
+    pub name: String,
+    /// The field names, in the collection's order.
+    pub fields: Vec<String>,
+}
+
+/// Every collection with its field names (the role editor lists a field rule row per field).
+///
+/// # Errors
+/// 403 without `can-show-roles`, the database.
+pub async fn collection_fields(
+    state: &AppState,
+    principal: &Principal,
+) -> Result<Vec<CollectionFields>, AppError> {
+    principal.require("can-show-roles")?;
+    let snapshot = state.snapshot().await?;
+    Ok(snapshot
+        .collections
+        .iter()
+        .map(|c| CollectionFields {
+            slug: c.slug.to_string(),
+            name: c.name.clone(),
+            fields: c.fields.iter().map(|f| f.def.name.to_string()).collect(),
+        })
+        .collect())
+}
+
 /// Creates a role from `{name, permission_ids?, collection_permissions?, file_permissions?}`.
 ///
 /// # Errors

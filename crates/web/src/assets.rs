@@ -81,6 +81,7 @@ mod tests {
             "copy.js",
             "upload.js",
             "focal.js",
+            "role-preview.js",
         ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");

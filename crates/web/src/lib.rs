@@ -19,5 +19,6 @@ pub mod item_input;
 pub mod links;
 pub mod pages;
 pub mod paging;
+pub mod role_input;
 
 pub use error::WebError;

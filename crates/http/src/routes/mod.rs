@@ -17,6 +17,7 @@ pub mod openapi;
 pub mod passkeys;
 pub mod permissions;
 pub mod presentation;
+pub mod role_pages;
 pub mod roles;
 pub mod schema;
 pub mod settings;

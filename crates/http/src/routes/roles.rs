@@ -7,8 +7,10 @@ use serde_json::json;
 use vellum_app::AppState;
 use vellum_app::roles;
 
-use crate::body::read_json;
+use super::role_pages;
+use crate::body::{is_form, read_form, read_input, read_json};
 use crate::error::ApiError;
+use crate::html;
 use crate::session::{SignedIn, wants_json};
 
 #[utoipa::path(
@@ -29,6 +31,9 @@ pub async fn list(
     user: SignedIn,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return role_pages::list_page(&state, &user.0, &req).await;
+    }
     let page = roles::list(&state, &user.0, req.query_string()).await?;
     Ok(HttpResponse::Ok().json(page))
 }
@@ -47,7 +52,11 @@ pub async fn list(
 pub async fn create_page(
     state: web::Data<AppState>,
     user: SignedIn,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return role_pages::editor(&state, &user.0, None, &req).await;
+    }
     let form = roles::create_form(&state, &user.0).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
 }
@@ -72,6 +81,10 @@ pub async fn store(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return role_pages::save(&state, &user.0, None, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let role = roles::store(&state, &user.0, &body).await?;
     Ok(HttpResponse::Created().json(json!({ "data": role })))
@@ -126,7 +139,7 @@ pub async fn duplicate(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let body = read_input(payload, state.config().json_limit, &req).await?;
     let role = roles::duplicate(&state, &user.0, &path, &body).await?;
     let location = format!("/settings/roles/{}/edit", role.id);
     if !wants_json(&req) {
@@ -156,7 +169,11 @@ pub async fn edit(
     state: web::Data<AppState>,
     user: SignedIn,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return role_pages::editor(&state, &user.0, Some(&path), &req).await;
+    }
     let page = roles::edit(&state, &user.0, &path).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": page })))
 }
@@ -168,6 +185,7 @@ pub async fn edit(
     params(("role" = i64, Path, description = "The role's id")),
     request_body(content_type = "application/json", content = crate::schemas::access::RoleWrite),
     responses(
+        (status = 204, description = "The web UI's editor put by htmx (a urlencoded body) was saved; `HX-Redirect` names the page to load"),
         (status = 200, description = "The role, its grants synced; caches flushed on every replica", content_type = "application/json", body = crate::schemas::access::RoleEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -184,6 +202,10 @@ pub async fn update(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return role_pages::save(&state, &user.0, Some(&path), &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let role = roles::update(&state, &user.0, &path, &body).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": role })))
@@ -206,7 +228,11 @@ pub async fn destroy(
     state: web::Data<AppState>,
     user: SignedIn,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     roles::destroy(&state, &user.0, &path).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_redirect("/settings/roles?deleted=1"));
+    }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -16,6 +16,8 @@ pub mod login;
 pub mod preview;
 pub mod project;
 pub mod revisions;
+pub mod role;
+pub mod roles;
 pub mod users;
 
 use askama::Template;

@@ -18,6 +18,7 @@ mod pages;
 mod passkeys;
 mod permissions;
 mod presentation;
+mod role_pages;
 mod roles;
 mod schema;
 mod sessions;
