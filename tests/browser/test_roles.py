@@ -42,3 +42,17 @@ def test_a_role_is_edited_and_previewed(page, server):
     with page.expect_navigation():
         page.get_by_role("button", name="Save the role").click()
     expect(page.get_by_role("checkbox", name="update Articles")).to_be_checked()
+
+
+def test_permissions_are_deleted_after_a_confirmation_and_added_back(page, server):
+    sign_in(page, server)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Permissions").click()
+    expect(page.get_by_role("heading", name="Permissions", exact=True)).to_be_visible()
+    assert_accessible(page)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete can-show-jobs").click()
+    expect(page.get_by_role("status")).to_contain_text("Permission deleted")
+    expect(page.get_by_role("cell", name="can-show-jobs", exact=True)).to_have_count(0)
+    page.get_by_role("button", name="Add what the catalog is missing").click()
+    expect(page.get_by_role("status")).to_have_text("1 permission of the catalog added.")
+    expect(page.get_by_role("cell", name="can-show-jobs", exact=True)).to_be_visible()

@@ -1,14 +1,18 @@
 //! Admin permissions: `/settings/permissions…`. Each handler is its extractors, one call of
 //! [`vellum_app::permissions`], and a response. `{permission}` is the permission's id.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use serde_json::json;
 use vellum_app::AppState;
 use vellum_app::permissions;
+use vellum_web::pages::permissions::PermissionsPage;
+use vellum_web::pages::render;
 
-use crate::body::read_json;
+use crate::body::{read_input, read_json};
 use crate::error::ApiError;
-use crate::session::SignedIn;
+use crate::html;
+use crate::session::{SignedIn, wants_json};
 
 #[utoipa::path(
     operation_id = "listPermissions",
@@ -21,8 +25,16 @@ use crate::session::SignedIn;
     )
 )]
 #[get("/settings/permissions")]
-pub async fn list(state: web::Data<AppState>, user: SignedIn) -> Result<HttpResponse, ApiError> {
+pub async fn list(
+    state: web::Data<AppState>,
+    user: SignedIn,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
     let list = permissions::list(&state, &user.0).await?;
+    if !wants_json(&req) {
+        let view = PermissionsPage::new(&user.0, list, req.query_string());
+        return html::page(StatusCode::OK, render(&view));
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": list })))
 }
 
@@ -71,8 +83,12 @@ pub async fn sync(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let body = read_input(payload, state.config().json_limit, &req).await?;
     let result = permissions::sync(&state, &user.0, &body).await?;
+    if !wants_json(&req) {
+        let to = format!("/settings/permissions?created={}", result.created);
+        return Ok(html::see_other(&to).finish());
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": result })))
 }
 
@@ -121,7 +137,11 @@ pub async fn destroy(
     state: web::Data<AppState>,
     user: SignedIn,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     permissions::destroy(&state, &user.0, &path).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_redirect("/settings/permissions?deleted=1"));
+    }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -13,6 +13,7 @@ pub mod groups;
 pub mod item;
 pub mod items;
 pub mod login;
+pub mod permissions;
 pub mod preview;
 pub mod project;
 pub mod revisions;

@@ -243,3 +243,77 @@ async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
         "nothing was changed"
     );
 }
+
+#[actix_web::test]
+async fn permissions_are_listed_deleted_and_added_back_from_the_catalog() {
+    let app = TestApp::new(crate::support::blog()).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let page = assert_page(
+        &app.send(browser(Method::GET, "/settings/permissions", Some(&root)))
+            .await,
+        200,
+    );
+    assert!(
+        page.contains("<td><code>can-show-users</code></td>"),
+        "{page}"
+    );
+    let list = app
+        .admin(Method::GET, "/settings/permissions", Some(&root), None)
+        .await
+        .json();
+    let id = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "can-show-chat")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let res = app
+        .send(
+            browser(
+                Method::DELETE,
+                &format!("/settings/permissions/{id}"),
+                Some(&root),
+            )
+            .insert_header(("hx-request", "true")),
+        )
+        .await;
+    assert_eq!(
+        res.header("hx-redirect"),
+        Some("/settings/permissions?deleted=1")
+    );
+    let page = assert_page(
+        &app.send(browser(
+            Method::GET,
+            "/settings/permissions?deleted=1",
+            Some(&root),
+        ))
+        .await,
+        200,
+    );
+    assert!(page.contains("Permission deleted") && !page.contains("<code>can-show-chat</code>"));
+
+    let res = app
+        .send(form("/settings/permissions/sync", Some(&root), &[]))
+        .await;
+    assert_eq!(res.status, 303, "{}", text(&res));
+    assert_eq!(
+        res.header("location"),
+        Some("/settings/permissions?created=1")
+    );
+    let page = assert_page(
+        &app.send(browser(
+            Method::GET,
+            "/settings/permissions?created=1",
+            Some(&root),
+        ))
+        .await,
+        200,
+    );
+    assert!(
+        page.contains("1 permission of the catalog added.")
+            && page.contains("<code>can-show-chat</code>"),
+        "{page}"
+    );
+}
