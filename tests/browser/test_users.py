@@ -1,6 +1,8 @@
 """The users and groups lists and the activity log: the demo admin listed, search with an empty state, the trash
 views, and the menu leading there."""
 
+import re
+
 from playwright.sync_api import expect
 
 from conftest import assert_accessible, screenshot, sign_in
@@ -49,3 +51,33 @@ def test_activity_log_with_filters(page, server):
     expect(page.get_by_role("heading", name="No activity matches these filters")).to_be_visible()
     page.get_by_role("link", name="Clear the filters").click()
     expect(page.get_by_role("cell", name="signed_in").first).to_be_visible()
+
+
+def test_a_user_is_created_edited_deleted_and_restored(page, server, allowed):
+    sign_in(page, server)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Users").click()
+    page.get_by_role("link", name="New user").click()
+    expect(page.get_by_role("heading", name="New user")).to_be_visible()
+    assert_accessible(page)
+    page.get_by_label("Name", exact=True).fill("Grace Hopper")
+    page.get_by_label("Email", exact=True).fill("grace@example.com")
+    page.get_by_label(re.compile("^Password")).fill("short")
+    page.get_by_role("checkbox", name="editor").check()
+    page.get_by_role("button", name="Create the user").click()
+    expect(page.locator("#u-password-error")).to_be_visible()
+    expect(page.get_by_role("checkbox", name="editor")).to_be_checked()
+    page.get_by_label(re.compile("^Password")).fill("a long enough passphrase")
+    page.get_by_role("button", name="Create the user").click()
+    expect(page.get_by_role("status")).to_have_text("Saved.")
+    screenshot(page, "user")
+
+    page.get_by_label("Name", exact=True).fill("Grace B. Hopper")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save the user").click()
+    expect(page.get_by_role("heading", name="Grace B. Hopper")).to_be_visible()
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete the user").click()
+    expect(page.get_by_role("heading", name="Deleted users")).to_be_visible()
+    page.get_by_role("row").filter(has_text="grace@example.com").get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("heading", name="Grace B. Hopper")).to_be_visible()

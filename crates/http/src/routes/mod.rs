@@ -22,4 +22,5 @@ pub mod roles;
 pub mod schema;
 pub mod settings;
 pub mod settings_pages;
+pub mod user_pages;
 pub mod users;

@@ -19,6 +19,7 @@ pub mod project;
 pub mod revisions;
 pub mod role;
 pub mod roles;
+pub mod user;
 pub mod users;
 
 use askama::Template;

@@ -19,6 +19,10 @@ pub struct UsersPage {
     /// The trash view (`trashed=only`).
     pub trashed: bool,
     pub pager: Pager,
+    pub can_create: bool,
+    pub can_edit: bool,
+    pub can_restore: bool,
+    pub can_force_delete: bool,
 }
 
 /// One user as the table shows it.
@@ -63,6 +67,10 @@ impl UsersPage {
                 .collect(),
             search,
             trashed,
+            can_create: principal.may("can-create-users"),
+            can_edit: principal.may("can-edit-users"),
+            can_restore: principal.may("can-restore-users"),
+            can_force_delete: principal.may("can-force-delete-users"),
         }
     }
 }

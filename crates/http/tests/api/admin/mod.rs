@@ -26,6 +26,7 @@ mod settings;
 mod settings_pages;
 mod signin;
 mod smtp;
+mod user_pages;
 mod users;
 
 use actix_web::http::Method;

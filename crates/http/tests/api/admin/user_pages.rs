@@ -1,0 +1,136 @@
+//! The web UI's user forms (issue 19): a user created by a form post with roles and groups, a
+//! refusal next to its field, a change put with htmx (an empty password keeps the password),
+//! deleted, restored and deleted for good from the trash.
+
+use actix_web::http::Method;
+
+use super::pages::{assert_page, browser, form, text};
+use super::{PASSWORD, Session};
+use crate::support::{TestApp, blog};
+
+async fn get(app: &TestApp, s: &Session, path: &str) -> String {
+    assert_page(&app.send(browser(Method::GET, path, Some(s))).await, 200)
+}
+
+fn htmx(
+    method: Method,
+    path: &str,
+    s: &Session,
+    fields: &[(&str, &str)],
+) -> actix_web::test::TestRequest {
+    let body: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    browser(method, path, Some(s))
+        .insert_header(("hx-request", "true"))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload(body)
+}
+
+#[actix_web::test]
+async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
+    let app = TestApp::new(blog()).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let list = get(&app, &root, "/users").await;
+    assert!(
+        list.contains(r#"href="/users/create">New user</a>"#),
+        "{list}"
+    );
+    let page = get(&app, &root, "/users/create").await;
+    assert!(
+        page.contains(r#"name="roles[]" value="editor""#) && !page.contains(r#"value="public""#),
+        "{page}"
+    );
+
+    // A short password: the form again with the problem under it and the values kept.
+    let fields = [
+        ("name", "Ada"),
+        ("email", "ada@example.com"),
+        ("password", "short"),
+        ("roles[]", "editor"),
+        ("email_verified", "false"),
+    ];
+    let page = assert_page(&app.send(form("/users", Some(&root), &fields)).await, 422);
+    assert!(
+        page.contains(r#"id="u-password-error""#) && page.contains(r#"value="ada@example.com""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"name="roles[]" value="editor" checked"#));
+
+    let mut fields = fields.to_vec();
+    fields[2] = ("password", PASSWORD);
+    let res = app.send(form("/users", Some(&root), &fields)).await;
+    assert_eq!(res.status, 303, "{}", text(&res));
+    let to = res.header("location").unwrap().to_owned();
+    let id = to
+        .trim_start_matches("/users/")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(get(&app, &root, &to).await.contains("Saved."));
+    let ada = app.sign_in("ada@example.com", PASSWORD).await;
+
+    // Renamed with htmx; the empty password keeps the password.
+    let path = format!("/users/{id}");
+    let res = app
+        .send(htmx(
+            Method::PUT,
+            &path,
+            &root,
+            &[
+                ("name", "Ada L."),
+                ("email", "ada@example.com"),
+                ("password", ""),
+                ("email_verified", "true"),
+            ],
+        ))
+        .await;
+    assert_eq!(res.status, 204, "{}", text(&res));
+    assert_eq!(
+        res.header("hx-redirect"),
+        Some(format!("/users/{id}/edit?saved=1").as_str())
+    );
+    let user = app
+        .admin(Method::GET, &path, Some(&root), None)
+        .await
+        .json();
+    assert_eq!(user["data"]["name"], "Ada L.");
+    assert_eq!(
+        user["data"]["roles"],
+        serde_json::json!([]),
+        "no role box checked: none"
+    );
+    let _ = app.sign_in("ada@example.com", PASSWORD).await;
+    let _ = ada;
+
+    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    assert_eq!(res.header("hx-redirect"), Some("/users?trashed=only"));
+    let page = get(&app, &root, "/users?trashed=only").await;
+    assert!(
+        page.contains(&format!(r#"action="/users/{id}/restore""#))
+            && page.contains("Delete Ada L. for good"),
+        "{page}"
+    );
+    let res = app
+        .send(form(&format!("{path}/restore"), Some(&root), &[]))
+        .await;
+    assert_eq!(res.status, 303);
+    assert!(
+        get(&app, &root, res.header("location").unwrap())
+            .await
+            .contains(r#"value="Ada L.""#)
+    );
+    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    assert_eq!(res.status, 204);
+    let res = app
+        .send(htmx(Method::DELETE, &format!("{path}/force"), &root, &[]))
+        .await;
+    assert_eq!(res.header("hx-redirect"), Some("/users?trashed=only"));
+    assert_eq!(
+        app.admin(Method::GET, &path, Some(&root), None)
+            .await
+            .status,
+        404
+    );
+}
