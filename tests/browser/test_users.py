@@ -29,7 +29,7 @@ def test_users_list_search_and_trash(page, server):
     assert_accessible(page)
 
 
-def test_groups_list_with_its_empty_state(page, server):
+def test_groups_list_with_its_empty_state_and_a_group_made_and_deleted(page, server):
     sign_in(page, server)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Groups").click()
     expect(page.get_by_role("heading", name="Groups", exact=True)).to_be_visible()
@@ -37,6 +37,20 @@ def test_groups_list_with_its_empty_state(page, server):
     assert_accessible(page)
     page.get_by_role("link", name="Show deleted groups").click()
     expect(page.get_by_role("heading", name="No deleted groups")).to_be_visible()
+
+    page.get_by_role("link", name="Show active groups").click()
+    page.get_by_role("link", name="New group").click()
+    page.get_by_label("Name", exact=True).fill("Writers")
+    page.get_by_role("checkbox", name="editor").check()
+    page.get_by_role("checkbox", name=re.compile("Demo admin")).check()
+    page.get_by_role("button", name="Create the group").click()
+    expect(page.get_by_role("status")).to_have_text("Saved.")
+    assert_accessible(page)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete the group").click()
+    expect(page.get_by_role("heading", name="Deleted groups")).to_be_visible()
+    page.get_by_role("row").filter(has_text="Writers").get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("heading", name="Writers")).to_be_visible()
 
 
 def test_activity_log_with_filters(page, server):

@@ -61,6 +61,16 @@ pub(crate) fn htmx_redirect(location: &str) -> HttpResponse {
         .finish()
 }
 
+/// Where a saved form goes: `to`, by `HX-Redirect` after an update (htmx put it) or by a 303
+/// after a creation (a plain form post).
+pub(crate) fn saved(updated: bool, to: &str) -> HttpResponse {
+    if updated {
+        htmx_redirect(to)
+    } else {
+        see_other(to).finish()
+    }
+}
+
 /// Tells htmx to load the page again (`HX-Refresh`, 204): a small change (a favorite) shown
 /// in place.
 pub(crate) fn htmx_refresh() -> HttpResponse {

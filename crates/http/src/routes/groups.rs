@@ -10,7 +10,8 @@ use vellum_app::{AppState, groups};
 use vellum_web::pages::groups::GroupsPage;
 use vellum_web::pages::render;
 
-use crate::body::read_json;
+use super::group_pages;
+use crate::body::{is_form, read_form, read_json};
 use crate::error::ApiError;
 use crate::html;
 use crate::session::{SignedIn, wants_json};
@@ -55,7 +56,11 @@ pub async fn list(
 pub async fn create_form(
     state: web::Data<AppState>,
     signed_in: SignedIn,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return group_pages::form_page(&state, &signed_in.0, None, &req).await;
+    }
     let form = groups::create_form(&state, &signed_in.0).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
 }
@@ -80,6 +85,10 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return group_pages::save(&state, &signed_in.0, None, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let created = groups::create(&state, &signed_in.0, &body).await?;
     Ok(HttpResponse::Created().json(json!({ "data": created })))
@@ -124,7 +133,11 @@ pub async fn edit_form(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     group: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return group_pages::form_page(&state, &signed_in.0, Some(&group), &req).await;
+    }
     let form = groups::edit_form(&state, &signed_in.0, &group).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
 }
@@ -136,6 +149,7 @@ pub async fn edit_form(
     params(("group" = i64, Path, description = "Group id")),
     request_body(content_type = "application/json", content = crate::schemas::users::UpdateGroupRequest),
     responses(
+        (status = 204, description = "The web UI's form put by htmx (a urlencoded body) was saved; `HX-Redirect` names the page to load"),
         (status = 200, description = "The group as edited", content_type = "application/json", body = crate::schemas::users::GroupEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -152,6 +166,10 @@ pub async fn update(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return group_pages::save(&state, &signed_in.0, Some(&group), &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let updated = groups::update(&state, &signed_in.0, &group, &body).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": updated })))
@@ -175,8 +193,12 @@ pub async fn delete(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     group: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     groups::delete(&state, &signed_in.0, &group).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_redirect("/groups?trashed=only"));
+    }
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -197,8 +219,12 @@ pub async fn restore(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     group: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let restored = groups::restore(&state, &signed_in.0, &group).await?;
+    if !wants_json(&req) {
+        return Ok(html::see_other(&format!("/groups/{group}/edit?saved=1")).finish());
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": restored })))
 }
 
@@ -220,7 +246,11 @@ pub async fn force_delete(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     group: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     groups::force_delete(&state, &signed_in.0, &group).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_redirect("/groups?trashed=only"));
+    }
     Ok(HttpResponse::NoContent().finish())
 }

@@ -9,6 +9,7 @@ pub mod dashboard;
 pub mod file_admin;
 pub mod file_pages;
 pub mod files;
+pub mod group_pages;
 pub mod groups;
 pub mod health;
 pub mod item_pages;

@@ -87,14 +87,10 @@ pub(super) async fn save(
         None => roles::store(state, principal, &body).await,
     };
     match written {
-        Ok(role) => {
-            let to = format!("/settings/roles/{}/edit?saved=1", role.id);
-            Ok(if id.is_some() {
-                html::htmx_redirect(&to)
-            } else {
-                html::see_other(&to).finish()
-            })
-        }
+        Ok(role) => Ok(html::saved(
+            id.is_some(),
+            &format!("/settings/roles/{}/edit?saved=1", role.id),
+        )),
         Err(err) => {
             let refusal = FormRefusal::of(err.into())?;
             let view = editor_view(

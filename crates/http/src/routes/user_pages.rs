@@ -77,14 +77,10 @@ pub(super) async fn save(
         None => users::create(state, principal, &body).await,
     };
     match written {
-        Ok(user) => {
-            let to = format!("/users/{}/edit?saved=1", user.id);
-            Ok(if id.is_some() {
-                html::htmx_redirect(&to)
-            } else {
-                html::see_other(&to).finish()
-            })
-        }
+        Ok(user) => Ok(html::saved(
+            id.is_some(),
+            &format!("/users/{}/edit?saved=1", user.id),
+        )),
         Err(err) => {
             let refusal = FormRefusal::of(err.into())?;
             let view = view(

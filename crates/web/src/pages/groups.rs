@@ -18,6 +18,10 @@ pub struct GroupsPage {
     /// The trash view (`trashed=only`).
     pub trashed: bool,
     pub pager: Pager,
+    pub can_create: bool,
+    pub can_edit: bool,
+    pub can_restore: bool,
+    pub can_force_delete: bool,
 }
 
 /// One group as the table shows it.
@@ -34,6 +38,10 @@ impl GroupsPage {
     #[must_use]
     pub fn new(principal: &Principal, list: GroupPage, query: &str) -> Self {
         Self {
+            can_create: principal.may("can-create-groups"),
+            can_edit: principal.may("can-edit-groups"),
+            can_restore: principal.may("can-restore-groups"),
+            can_force_delete: principal.may("can-force-delete-groups"),
             chrome: Chrome::new(principal, "groups"),
             total: list.meta.total,
             pager: Pager::new(

@@ -9,6 +9,7 @@ pub mod dashboard;
 pub mod error;
 pub mod file;
 pub mod files;
+pub mod group;
 pub mod groups;
 pub mod item;
 pub mod items;

@@ -473,7 +473,7 @@ async fn the_groups_page_lists_and_searches_groups() {
     );
     assert!(page.contains("2 groups"), "{page}");
     assert!(
-        page.contains("<td>Editors</td><td>super-admin</td><td>0</td>"),
+        page.contains(">Editors</a></td><td>super-admin</td><td>0</td>"),
         "{page}"
     );
     assert!(

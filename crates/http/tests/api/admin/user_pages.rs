@@ -1,4 +1,4 @@
-//! The web UI's user forms (issue 19): a user created by a form post with roles and groups, a
+//! The web UI's user and group forms (issue 19): a user created by a form post with roles and groups, a
 //! refusal next to its field, a change put with htmx (an empty password keeps the password),
 //! deleted, restored and deleted for good from the trash.
 
@@ -132,5 +132,106 @@ async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
             .await
             .status,
         404
+    );
+}
+
+#[actix_web::test]
+async fn a_group_is_created_with_roles_and_members_edited_and_deleted() {
+    let app = TestApp::new(blog()).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let list = get(&app, &root, "/groups").await;
+    assert!(
+        list.contains(r#"href="/groups/create">New group</a>"#),
+        "{list}"
+    );
+    let page = get(&app, &root, "/groups/create").await;
+    assert!(
+        page.contains(r#"name="user_ids[]""#) && page.contains(r#"name="roles[]" value="editor""#),
+        "{page}"
+    );
+
+    let page = assert_page(
+        &app.send(form(
+            "/groups",
+            Some(&root),
+            &[("name", ""), ("roles[]", "editor")],
+        ))
+        .await,
+        422,
+    );
+    assert!(
+        page.contains(r#"id="g-name-error""#) && page.contains(r#"value="editor" checked"#),
+        "{page}"
+    );
+
+    let root_id = app
+        .admin(Method::GET, "/account", Some(&root), None)
+        .await
+        .json()["data"]["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let res = app
+        .send(form(
+            "/groups",
+            Some(&root),
+            &[
+                ("name", "Editors"),
+                ("roles[]", "editor"),
+                ("user_ids[]", &root_id),
+            ],
+        ))
+        .await;
+    assert_eq!(res.status, 303, "{}", text(&res));
+    let to = res.header("location").unwrap().to_owned();
+    let id = to
+        .trim_start_matches("/groups/")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let page = get(&app, &root, &to).await;
+    assert!(
+        page.contains("Saved.") && page.contains(&format!(r#"value="{root_id}" checked"#)),
+        "{page}"
+    );
+
+    let path = format!("/groups/{id}");
+    let res = app
+        .send(htmx(
+            Method::PUT,
+            &path,
+            &root,
+            &[("name", "Writers"), ("roles[]", "reader")],
+        ))
+        .await;
+    assert_eq!(res.status, 204, "{}", text(&res));
+    let group = app
+        .admin(Method::GET, &path, Some(&root), None)
+        .await
+        .json();
+    assert_eq!(
+        (
+            group["data"]["name"].as_str(),
+            group["data"]["users_count"].as_u64()
+        ),
+        (Some("Writers"), Some(0))
+    );
+
+    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    assert_eq!(res.header("hx-redirect"), Some("/groups?trashed=only"));
+    let trash = get(&app, &root, "/groups?trashed=only").await;
+    assert!(
+        trash.contains(&format!(r#"action="/groups/{id}/restore""#))
+            && trash.contains("Delete Writers for good"),
+        "{trash}"
+    );
+    let res = app
+        .send(form(&format!("{path}/restore"), Some(&root), &[]))
+        .await;
+    assert_eq!(res.status, 303);
+    assert_eq!(
+        res.header("location"),
+        Some(format!("/groups/{id}/edit?saved=1").as_str())
     );
 }
