@@ -21,6 +21,7 @@ pub mod presentation;
 pub mod role_pages;
 pub mod roles;
 pub mod schema;
+pub mod schema_pages;
 pub mod settings;
 pub mod settings_pages;
 pub mod user_pages;

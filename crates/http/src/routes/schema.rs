@@ -6,15 +6,13 @@
 //! `/collections` is the public API's (`GET /api/v1/collections`), and OpenAPI cannot describe
 //! two path items under one key; docs/admin.md describes them.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use serde_json::json;
 use vellum_app::AppState;
 use vellum_app::schema::{collections, fields, packs};
-use vellum_web::pages::collections::CollectionsPage;
-use vellum_web::pages::render;
 
-use crate::body::read_json;
+use super::schema_pages;
+use crate::body::{is_form, read_form, read_input, read_json};
 use crate::error::ApiError;
 use crate::html;
 use crate::session::{SignedIn, wants_json};
@@ -58,14 +56,11 @@ pub async fn list(
     signed_in: SignedIn,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let list = collections::list(&state, &signed_in.0).await?;
-    if wants_json(&req) {
-        return Ok(HttpResponse::Ok().json(json!({ "data": list })));
+    if !wants_json(&req) {
+        return schema_pages::collections_page(&state, &signed_in.0).await;
     }
-    html::page(
-        StatusCode::OK,
-        render(&CollectionsPage::new(&signed_in.0, list)),
-    )
+    let list = collections::list(&state, &signed_in.0).await?;
+    Ok(HttpResponse::Ok().json(json!({ "data": list })))
 }
 
 #[utoipa::path(
@@ -88,6 +83,10 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return schema_pages::create_collection(&state, &signed_in.0, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let created = collections::create(&state, &signed_in.0, &body).await?;
     Ok(HttpResponse::Created()
@@ -112,7 +111,11 @@ pub async fn show(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     collection: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !wants_json(&req) {
+        return schema_pages::schema_page(&state, &signed_in.0, &collection, &req).await;
+    }
     let found = collections::show(&state, &signed_in.0, &collection).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": found })))
 }
@@ -168,6 +171,16 @@ pub async fn destroy(
 ) -> Result<HttpResponse, ApiError> {
     let dry_run =
         collections::delete(&state, &signed_in.0, &collection, req.query_string()).await?;
+    if html::is_htmx(&req) {
+        let deletion = schema_pages::Deletion {
+            what: format!("the collection {collection}"),
+            consequence: "Its {items}, their revisions, links and grants go with it.",
+            action: format!("/collections/{collection}"),
+            cancel: format!("/collections/{collection}"),
+            then: "/collections".to_owned(),
+        };
+        return schema_pages::deleted(&signed_in.0, dry_run, deletion);
+    }
     Ok(dry_run_or_done(dry_run))
 }
 
@@ -194,6 +207,10 @@ pub async fn add_field(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        return schema_pages::add_field(&state, &signed_in.0, &collection, &form).await;
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let saved = fields::add(&state, &signed_in.0, &collection, &body).await?;
     Ok(HttpResponse::Created().json(json!({ "data": saved })))
@@ -210,6 +227,7 @@ pub async fn add_field(
     ),
     request_body(content_type = "application/json", content = crate::schemas::schema_admin::UpdateFieldRequest),
     responses(
+        (status = 204, description = "The web UI's field form put by htmx was saved; `HX-Redirect` names the page to load"),
         (status = 200, description = "The field as saved, or (`dry_run`) how many stored values a type, translatability or relation target change would convert", content_type = "application/json", body = crate::schemas::schema_admin::FieldChangeEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -226,9 +244,14 @@ pub async fn update_field(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json(payload, state.config().json_limit, &req).await?;
     let (collection, field) = path.into_inner();
     let query = req.query_string();
+    if is_form(&req) {
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        let at = (collection.as_str(), field.as_str());
+        return schema_pages::update_field(&state, &signed_in.0, at, query, &form).await;
+    }
+    let body = read_json(payload, state.config().json_limit, &req).await?;
     let change = fields::update(&state, &signed_in.0, &collection, &field, query, &body).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": change })))
 }
@@ -261,6 +284,16 @@ pub async fn delete_field(
     let (collection, field) = path.into_inner();
     let query = req.query_string();
     let dry_run = fields::delete(&state, &signed_in.0, &collection, &field, query).await?;
+    if html::is_htmx(&req) {
+        let deletion = schema_pages::Deletion {
+            what: format!("the field {field}"),
+            consequence: "The values {items} hold in it, its links and field rules go with it.",
+            action: format!("/collections/{collection}/fields/{field}"),
+            cancel: format!("/collections/{collection}"),
+            then: format!("/collections/{collection}?deleted={field}"),
+        };
+        return schema_pages::deleted(&signed_in.0, dry_run, deletion);
+    }
     Ok(dry_run_or_done(dry_run))
 }
 
@@ -313,9 +346,13 @@ pub async fn add_field_pack(
     state: web::Data<AppState>,
     signed_in: SignedIn,
     path: web::Path<(String, String)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (collection, pack) = path.into_inner();
     let result = packs::add_field_pack(&state, &signed_in.0, &collection, &pack).await?;
+    if !wants_json(&req) {
+        return Ok(html::see_other(&format!("/collections/{collection}?pack={pack}")).finish());
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": result })))
 }
 
@@ -342,8 +379,12 @@ pub async fn create_collection_pack(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let body = read_input(payload, state.config().json_limit, &req).await?;
     let result = packs::create_collection_pack(&state, &signed_in.0, &pack, &body).await?;
+    if !wants_json(&req) {
+        let to = format!("/collections/{}", result.collection.slug);
+        return Ok(html::see_other(&to).finish());
+    }
     Ok(HttpResponse::Created()
         .insert_header((
             "location",

@@ -18,6 +18,9 @@ pub struct ConfirmPage {
     pub fields: Vec<(String, String)>,
     pub button: String,
     pub cancel_href: String,
+    /// How the confirmation is sent: `post` (a plain form), or `put`/`delete` with htmx (the
+    /// action carries `?confirm=true`).
+    pub method: &'static str,
 }
 
 impl ConfirmPage {
@@ -32,6 +35,7 @@ impl ConfirmPage {
             fields: Vec::new(),
             button: String::new(),
             cancel_href: "/".to_owned(),
+            method: "post",
         }
     }
 
@@ -48,6 +52,13 @@ impl ConfirmPage {
         self.fields = fields;
         self.button = button;
         self.cancel_href = cancel_href;
+        self
+    }
+
+    /// Sends the confirmation with htmx as `method` (`put` or `delete`) instead of a post.
+    #[must_use]
+    pub fn with_method(mut self, method: &'static str) -> Self {
+        self.method = method;
         self
     }
 }

@@ -20,6 +20,7 @@ pub mod project;
 pub mod revisions;
 pub mod role;
 pub mod roles;
+pub mod schema;
 pub mod user;
 pub mod users;
 

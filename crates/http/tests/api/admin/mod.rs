@@ -21,6 +21,7 @@ mod presentation;
 mod role_pages;
 mod roles;
 mod schema;
+mod schema_pages;
 mod sessions;
 mod settings;
 mod settings_pages;

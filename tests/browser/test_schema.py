@@ -1,0 +1,48 @@
+"""The schema editor: a collection created from the collections page, a field added, a type
+change confirmed after its dry run, and a field deleted after its own."""
+
+import re
+
+from playwright.sync_api import expect
+
+from conftest import assert_accessible, screenshot, sign_in
+
+
+def test_a_collection_and_its_fields_are_edited(page, server):
+    sign_in(page, server)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Collections").click()
+    page.get_by_label("Name", exact=True).fill("Events")
+    page.get_by_label(re.compile("^Slug")).fill("events")
+    page.get_by_role("button", name="Create the collection").click()
+    expect(page.get_by_role("heading", name=re.compile("Schema · Events"))).to_be_visible()
+    expect(page.get_by_text("No fields yet")).to_be_visible()
+
+    page.get_by_label("Name", exact=True).fill("seats")
+    page.get_by_label("Type", exact=True).select_option("number")
+    page.get_by_role("button", name="Add the field").click()
+    expect(page.get_by_role("status")).to_have_text("Field added: seats.")
+    assert_accessible(page)
+    screenshot(page, "schema")
+
+    # An item with a value, then a type change: its dry run says what converts.
+    page.goto("/collections/events/items/new")
+    page.get_by_label("seats").fill("12")
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("status")).to_have_text("Saved.")
+    page.goto("/collections/events")
+    page.get_by_text("Change seats").click()
+    page.get_by_label("Type", exact=True).first.select_option("string")
+    page.get_by_role("button", name="Save seats").click()
+    expect(page.get_by_role("heading", name="Change seats?")).to_be_visible()
+    expect(page.get_by_text("1 stored value will be converted")).to_be_visible()
+    assert_accessible(page)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Convert the values").click()
+    expect(page.get_by_role("status")).to_have_text("Field saved: seats.")
+    expect(page.get_by_role("row", name=re.compile("seats string"))).to_be_visible()
+
+    page.get_by_role("button", name="Delete the field seats").click()
+    expect(page.get_by_role("heading", name="Delete the field seats?")).to_be_visible()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Delete the field seats").click()
+    expect(page.get_by_role("status")).to_have_text("Field deleted: seats.")
