@@ -124,14 +124,24 @@ pub(super) async fn update_field(
             "/collections/{slug}?saved={name}"
         )));
     }
+    confirm_change(principal, (slug, field), changed.changes, &draft)
+}
+
+/// The dry run of a field change, to confirm: the same form put again with `?confirm=true`.
+fn confirm_change(
+    principal: &Principal,
+    (slug, field): (&str, &str),
+    changes: u64,
+    draft: &FieldDraft,
+) -> Result<HttpResponse, ApiError> {
     let page = ConfirmPage::new(
         principal,
         "collections",
         format!("Change {field}?"),
         format!(
             "{} stored value{} will be converted to the new definition. Values that cannot be are refused before anything is written.",
-            changed.changes,
-            if changed.changes == 1 { "" } else { "s" }
+            changes,
+            if changes == 1 { "" } else { "s" }
         ),
     )
     .posting(
