@@ -137,3 +137,26 @@ def test_history_restores_and_preview_as_a_role_explains(page, server):
     expect(page.get_by_role("heading", name="“public” reads this item")).to_be_visible()
     expect(page.get_by_text("internal_notes", exact=True)).to_be_visible()
     assert_accessible(page)
+
+
+def test_relation_and_file_pickers_fill_their_inputs(page, server):
+    sign_in(page, server)
+    page.goto("/collections/articles/items/5")
+    expect(page.get_by_role("img", name="The chosen image")).to_be_visible()
+    expect(page.get_by_role("link", name="Set its focal point")).to_be_visible()
+
+    author = page.get_by_label("author")
+    author.fill("")
+    page.locator('button[data-for="f-author"]').click()
+    page.get_by_role("button", name="Alan Turing (#2)").click()
+    expect(author).to_have_value("2")
+
+    tags = page.get_by_label("tags")
+    page.locator('button[data-for="f-tags"]').click()
+    page.get_by_label("Search the choices").last.fill("Comp")
+    page.get_by_role("button", name="Computing (#4)").click()
+    expect(tags).to_have_value('[\n  {\n    "related_item_id": 3,\n    "meta": {}\n  },\n  {\n    "related_item_id": 4,\n    "meta": {}\n  }\n]')
+
+    page.locator('button[data-for="f-cover"]').click()
+    expect(page.locator('[data-picker-panel="f-cover"] li').first).to_be_visible()
+    assert_accessible(page)

@@ -82,6 +82,7 @@ mod tests {
             "upload.js",
             "focal.js",
             "role-preview.js",
+            "pickers.js",
         ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");

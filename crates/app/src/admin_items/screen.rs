@@ -16,6 +16,8 @@ pub struct ItemScreen {
     pub slug: String,
     pub name: String,
     pub fields: Vec<FieldDef>,
+    /// Each field's id, in the order of `fields` (the relation picker names a field by it).
+    pub field_ids: Vec<i64>,
     /// `None` for a new item.
     pub id: Option<i64>,
     /// Each field's value: a plain value, or a locale map for a translatable field (the
@@ -45,6 +47,7 @@ pub async fn new_screen(
             .iter()
             .map(|f| f.def.clone())
             .collect(),
+        field_ids: target.collection.fields.iter().map(|f| f.id).collect(),
         id: None,
         values: form.defaults,
         locales: form.locales,
@@ -78,6 +81,7 @@ pub async fn edit_screen(
             .iter()
             .map(|f| f.def.clone())
             .collect(),
+        field_ids: target.collection.fields.iter().map(|f| f.id).collect(),
         id: item.get("id").and_then(Json::as_i64),
         values,
         locales: FormLocales::of(&target.actor.snapshot.locales),

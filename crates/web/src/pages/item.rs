@@ -22,6 +22,7 @@ pub struct ItemPage {
     pub action: String,
     pub id: Option<i64>,
     pub deleted: bool,
+    pub slug: String,
     pub locales: Vec<String>,
     pub widgets: Vec<Widget>,
     /// Problems of no shown field (the body, a unique claim across fields).
@@ -43,6 +44,11 @@ pub struct Widget {
     pub readonly: bool,
     pub note: String,
     pub options: Vec<String>,
+    /// The picker offered beside the input: `items` (a relation, from the options endpoint)
+    /// or `files` (an image or file field, from the file manager).
+    pub picker: Option<&'static str>,
+    /// The field's id (the options endpoint's `field_id`).
+    pub field_id: i64,
     /// One per content locale for a translatable field, one otherwise.
     pub inputs: Vec<Input>,
 }
@@ -78,18 +84,16 @@ impl ItemPage {
         let widgets: Vec<Widget> = screen
             .fields
             .iter()
-            .filter(|f| !f.settings.hidden_in_form)
-            .map(|field| {
+            .zip(screen.field_ids.iter().copied().chain(std::iter::repeat(0)))
+            .filter(|(f, _)| !f.settings.hidden_in_form)
+            .map(|(field, field_id)| {
                 let value = posted
                     .and_then(|p| p.get(field.name.as_str()))
                     .or_else(|| screen.values.get(field.name.as_str()));
-                widget(
-                    field,
-                    value,
-                    &screen.locales.enabled,
-                    &default_locale,
-                    errors,
-                )
+                let locales = &screen.locales.enabled;
+                let mut w = widget(field, value, locales, &default_locale, errors);
+                w.field_id = field_id;
+                w
             })
             .collect();
         let shown: Vec<String> = widgets
@@ -112,11 +116,20 @@ impl ItemPage {
             list_href,
             id: screen.id,
             deleted: screen.deleted,
+            slug: screen.slug,
             locales: screen.locales.enabled,
             widgets,
             problems: errors.others(&shown),
             saved,
         }
+    }
+
+    /// Whether a field offers a picker (its module is loaded).
+    #[must_use]
+    pub fn has_pickers(&self) -> bool {
+        self.widgets
+            .iter()
+            .any(|w| w.picker.is_some() && !w.readonly)
     }
 
     /// Whether any field has one input per locale (the locale tabs are shown).
@@ -143,6 +156,21 @@ impl Widget {
             "color" => r##"type="text" placeholder="#RRGGBB" spellcheck="false""##,
             _ => r#"type="text""#,
         }
+    }
+}
+
+impl Widget {
+    /// The picker's kind as the page's module reads it.
+    #[must_use]
+    pub fn picker_kind(&self) -> &'static str {
+        self.picker.unwrap_or_default()
+    }
+
+    /// Whether the chosen value is one image (shown beside the input, with a link to its page
+    /// where its focal point is set).
+    #[must_use]
+    pub fn shows_image(&self) -> bool {
+        self.field_type == "image" && self.kind == "id"
     }
 }
 
@@ -208,6 +236,8 @@ fn widget(
             } => options.clone(),
             _ => Vec::new(),
         },
+        picker: picker(field.field_type),
+        field_id: 0,
         inputs,
     }
 }
@@ -256,6 +286,21 @@ fn shown(value: Option<&Value>) -> String {
         }
         Some(Value::Array(list)) if list.is_empty() => String::new(),
         Some(other) => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// The picker a field's input gets: the options endpoint's items for a relation (not `m2a`,
+/// whose links name a collection each), the file manager's files for an image or file field.
+fn picker(field_type: FieldType) -> Option<&'static str> {
+    match field_type {
+        FieldType::Image | FieldType::File | FieldType::Files => Some("files"),
+        FieldType::Relation
+        | FieldType::ManyToOne
+        | FieldType::OneToMany
+        | FieldType::RelationTree
+        | FieldType::RelationMany
+        | FieldType::ManyToMany => Some("items"),
+        _ => None,
     }
 }
 

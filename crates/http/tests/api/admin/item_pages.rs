@@ -287,9 +287,14 @@ async fn the_item_form_has_a_widget_per_field_and_an_input_per_locale() {
         r#"<textarea id="f-internal_notes" name="data[internal_notes]""#,
         r#"role="tablist" aria-label="Content locale""#,
         "locale-tabs.js",
+        r#"data-picker="items" data-for="f-author" data-collection="articles""#,
+        r#"data-picker="files" data-for="f-cover""#,
+        "pickers.js",
     ] {
         assert!(page.contains(needle), "{needle}: {page}");
     }
+    // The relation picker names its field by id (the options endpoint's field_id).
+    assert!(!page.contains(r#"data-field-id="0""#), "{page}");
     // A required field is marked, and labelled for its locale.
     assert!(page.contains(r#"<label for="f-title-de">title <span class="muted">(de)</span> <span class="required" aria-hidden="true">*</span>"#), "{page}");
 }
