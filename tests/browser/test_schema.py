@@ -46,3 +46,43 @@ def test_a_collection_and_its_fields_are_edited(page, server):
     with page.expect_navigation():
         page.get_by_role("button", name="Delete the field seats").click()
     expect(page.get_by_role("status")).to_have_text("Field deleted: seats.")
+
+
+BLOCKS = (
+    '{"max_blocks_depth": 2, "block_types": ['
+    '{"key": "hero", "label": "Hero", "fields": [{"name": "title", "type": "string"}]},'
+    '{"key": "quote", "label": "Quote", "fields": [{"name": "text", "type": "textarea"}]}]}'
+)
+
+
+def test_blocks_are_added_reordered_and_removed(page, server):
+    sign_in(page, server)
+    page.goto("/collections")
+    page.get_by_label("Name", exact=True).fill("Pages")
+    page.get_by_label(re.compile("^Slug")).fill("pages")
+    page.get_by_role("button", name="Create the collection").click()
+    page.get_by_label("Name", exact=True).fill("body")
+    page.get_by_label("Type", exact=True).select_option("blocks")
+    page.get_by_label(re.compile("^Settings")).last.fill(BLOCKS)
+    page.get_by_role("button", name="Add the field").click()
+    expect(page.get_by_role("status")).to_have_text("Field added: body.")
+
+    page.goto("/collections/pages/items/new")
+    adder = page.get_by_label("Type of the block to add to data[body]")
+    expect(page.get_by_text("No blocks yet.")).to_be_visible()
+    adder.select_option("hero")
+    page.get_by_role("button", name="Add a block").click()
+    page.get_by_label("Data of block 1 (JSON)").fill('{"title": "Welcome"}')
+    adder.select_option("quote")
+    page.get_by_role("button", name="Add a block").click()
+    adder.select_option("quote")
+    page.get_by_role("button", name="Add a block").click()
+    page.get_by_role("button", name="Remove block 3 (Quote)").click()
+    page.get_by_role("button", name="Move up block 2 (Quote)").click()
+    expect(page.locator(".block-head strong")).to_have_text(["1. Quote", "2. Hero"])
+    assert_accessible(page)
+    screenshot(page, "blocks")
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("status")).to_have_text("Saved.")
+    expect(page.locator(".block-head strong")).to_have_text(["1. Quote", "2. Hero"])
+    expect(page.get_by_label("Data of block 2 (JSON)")).to_have_value('{\n  "title": "Welcome"\n}')

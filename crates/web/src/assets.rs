@@ -83,6 +83,7 @@ mod tests {
             "focal.js",
             "role-preview.js",
             "pickers.js",
+            "blocks.js",
         ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");

@@ -49,6 +49,8 @@ pub struct Widget {
     pub picker: Option<&'static str>,
     /// The field's id (the options endpoint's `field_id`).
     pub field_id: i64,
+    /// A blocks field's types and depth, as JSON for the blocks editor (`blocks.js`).
+    pub blocks: Option<String>,
     /// One per content locale for a translatable field, one otherwise.
     pub inputs: Vec<Input>,
 }
@@ -122,6 +124,14 @@ impl ItemPage {
             problems: errors.others(&shown),
             saved,
         }
+    }
+
+    /// Whether a blocks field is shown (the blocks editor's module is loaded).
+    #[must_use]
+    pub fn has_blocks(&self) -> bool {
+        self.widgets
+            .iter()
+            .any(|w| w.blocks.is_some() && !w.readonly)
     }
 
     /// Whether a field offers a picker (its module is loaded).
@@ -238,6 +248,7 @@ fn widget(
         },
         picker: picker(field.field_type),
         field_id: 0,
+        blocks: blocks(field, default_locale),
         inputs,
     }
 }
@@ -287,6 +298,34 @@ fn shown(value: Option<&Value>) -> String {
         Some(Value::Array(list)) if list.is_empty() => String::new(),
         Some(other) => serde_json::to_string_pretty(other).unwrap_or_default(),
     }
+}
+
+/// What the blocks editor offers for a blocks field: each block type (key, label, field names)
+/// and the depth limit (nested blocks fields are edited in a block's JSON, within it).
+fn blocks(field: &FieldDef, default_locale: &str) -> Option<String> {
+    let TypeSettings::Blocks(settings) = &field.settings.kind else {
+        return None;
+    };
+    let types: Vec<Value> = settings
+        .block_types
+        .iter()
+        .map(|t| {
+            let label = t
+                .label
+                .as_ref()
+                .map_or_else(|| t.key.clone(), |l| localized(l, default_locale));
+            let fields: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+            serde_json::json!({ "key": t.key, "label": label, "fields": fields })
+        })
+        .collect();
+    Some(
+        serde_json::json!({
+            "types": types,
+            "max_depth": settings.max_blocks_depth,
+            "depth": settings.depth,
+        })
+        .to_string(),
+    )
 }
 
 /// The picker a field's input gets: the options endpoint's items for a relation (not `m2a`,
@@ -386,6 +425,17 @@ mod tests {
                 assert!(!kind(&field).is_empty(), "{t:?}");
             }
         }
+        let body = FieldDef::from_json(&json!({"name": "body", "type": "blocks", "settings": {
+            "max_blocks_depth": 2,
+            "block_types": [{"key": "hero", "label": {"en": "Hero"}, "fields": [{"name": "title", "type": "string"}]}]
+        }}))
+        .unwrap();
+        let spec: serde_json::Value = serde_json::from_str(&blocks(&body, "en").unwrap()).unwrap();
+        assert_eq!(
+            spec,
+            json!({"types": [{"key": "hero", "label": "Hero", "fields": ["title"]}], "max_depth": 2, "depth": 1})
+        );
+        assert_eq!(kind(&body), "json");
         assert_eq!(shown(Some(&json!([1, 2]))), "1, 2");
         assert_eq!(shown(Some(&json!(["a", "b"]))), "a, b");
         assert_eq!(shown(Some(&json!(null))), "");
