@@ -5,27 +5,14 @@ Playwright's navigation timing (loadEventEnd) of /login, and of / after signing 
 Usage: python bench/ui/first_load.py target/release [RUNS]
 Needs Playwright for Python and Debian's /usr/bin/chromium (the browser suite's virtualenv,
 ~/.cache/vellum-ci/browser-1, has both). Run by hand on an idle machine, never in CI."""
-import os, re, socket, statistics, subprocess, sys, tempfile, time
+import statistics, sys
+
+from demo import demo_server
 from playwright.sync_api import sync_playwright
 
 bin_dir = sys.argv[1]  # the directory with the release vellum-server
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-work = tempfile.mkdtemp()
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-env = {k: v for k, v in os.environ.items() if not k.startswith("VELLUM_")}
-env.update(VELLUM_DATABASE_URL=f"sqlite://{work}/v.db?mode=rwc", VELLUM_FILES_DIR=f"{work}/files",
-           VELLUM_LISTEN=f"127.0.0.1:{port}", VELLUM_BASE_URL=f"http://localhost:{port}", VELLUM_LOG="warn")
-log = open(f"{work}/log", "wb")
-proc = subprocess.Popen([f"{bin_dir}/vellum-server", "--demo"], env=env, stdout=log, stderr=subprocess.STDOUT)
-try:
-    for _ in range(300):
-        m = re.search(r"Demo admin \(shown once\): (\S+) / (\S+)", open(f"{work}/log").read())
-        if m:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close(); break
-            except OSError: pass
-        time.sleep(0.1)
-    email, password = m.groups()
+with demo_server(bin_dir) as (port, email, password):
     base = f"http://localhost:{port}"
     timing = "() => { const n = performance.getEntriesByType('navigation')[0]; return [n.loadEventEnd - n.startTime, n.responseStart - n.requestStart, n.transferSize]; }"
     login, dash = [], []
@@ -48,5 +35,3 @@ try:
     for name, xs in [("/login (first visit, cold cache)", login), ("/ dashboard (after the sign-in post)", dash)]:
         loads = sorted(x[0] for x in xs); ttfb = sorted(x[1] for x in xs)
         print(f"{name}: load median {statistics.median(loads):.0f} ms, max {loads[-1]:.0f} ms; server time to first byte median {statistics.median(ttfb):.1f} ms; {runs} runs")
-finally:
-    proc.terminate(); proc.wait()

@@ -7,27 +7,13 @@ loopback round trip. The JSON list of the same query is measured beside it.
 
 Usage: python3 bench/ui/items_page.py target/release [REQUESTS]     (default 1000)
 Run by hand on an idle machine, never in CI."""
-import http.client, json, os, re, socket, subprocess, sys, tempfile, time
+import http.client, json, re, sys, time
+
+from demo import demo_server
 
 bin_dir = sys.argv[1]
 requests = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-work = tempfile.mkdtemp()
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-env = {k: v for k, v in os.environ.items() if not k.startswith("VELLUM_")}
-env.update(VELLUM_DATABASE_URL=f"sqlite://{work}/v.db?mode=rwc", VELLUM_FILES_DIR=f"{work}/files",
-           VELLUM_LISTEN=f"127.0.0.1:{port}", VELLUM_BASE_URL=f"http://localhost:{port}", VELLUM_LOG="warn")
-log = open(f"{work}/log", "wb")
-proc = subprocess.Popen([f"{bin_dir}/vellum-server", "--demo"], env=env, stdout=log, stderr=subprocess.STDOUT)
-try:
-    m = None
-    for _ in range(300):
-        m = re.search(r"Demo admin \(shown once\): (\S+) / (\S+)", open(f"{work}/log").read())
-        if m:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close(); break
-            except OSError: pass
-        time.sleep(0.1)
-    email, password = m.groups()
+with demo_server(bin_dir) as (port, email, password):
     conn = http.client.HTTPConnection("127.0.0.1", port)
 
     def call(method, path, body=None, headers=None):
@@ -65,5 +51,3 @@ try:
         times.sort()
         p = lambda q: times[min(len(times) - 1, int(q * len(times)))]
         print(f"{name:46} {p(0.5):7.2f} {p(0.95):7.2f} {p(0.99):7.2f} {len(body):8}")
-finally:
-    proc.terminate(); proc.wait()

@@ -95,6 +95,20 @@ impl FieldErrors {
     }
 }
 
+/// The values a form shows chosen for a list field (checked roles, members): those of the body
+/// a refused form posted, as typed, or else those stored.
+pub fn chosen<T>(
+    posted: Option<&Value>,
+    key: &str,
+    read: impl Fn(&Value) -> Option<T>,
+    stored: impl FnOnce() -> Vec<T>,
+) -> Vec<T> {
+    match posted.and_then(|p| p.get(key)) {
+        Some(Value::Array(values)) => values.iter().filter_map(read).collect(),
+        _ => stored(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

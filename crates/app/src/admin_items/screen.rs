@@ -5,7 +5,7 @@
 use serde_json::{Map, Value as Json};
 use vellum_domain::FieldDef;
 
-use super::{FormLocales, new_form, open, show};
+use super::{FormLocales, Target, new_form, open, show};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
@@ -38,21 +38,7 @@ pub async fn new_screen(
 ) -> Result<ItemScreen, AppError> {
     let form = new_form(state, principal, slug).await?;
     let target = open(state, principal, "can-create-collections", slug).await?;
-    Ok(ItemScreen {
-        slug: target.collection.slug.to_string(),
-        name: target.collection.name.clone(),
-        fields: target
-            .collection
-            .fields
-            .iter()
-            .map(|f| f.def.clone())
-            .collect(),
-        field_ids: target.collection.fields.iter().map(|f| f.id).collect(),
-        id: None,
-        values: form.defaults,
-        locales: form.locales,
-        deleted: false,
-    })
+    Ok(screen(&target, None, form.defaults, form.locales, false))
 }
 
 /// The form of item `id`, with every translation of its translatable fields.
@@ -72,19 +58,29 @@ pub async fn edit_screen(
         Some(Json::Object(data)) => data.clone(),
         _ => Map::new(),
     };
-    Ok(ItemScreen {
-        slug: target.collection.slug.to_string(),
-        name: target.collection.name.clone(),
-        fields: target
-            .collection
-            .fields
-            .iter()
-            .map(|f| f.def.clone())
-            .collect(),
-        field_ids: target.collection.fields.iter().map(|f| f.id).collect(),
-        id: item.get("id").and_then(Json::as_i64),
+    let id = item.get("id").and_then(Json::as_i64);
+    let locales = FormLocales::of(&target.actor.snapshot.locales);
+    let deleted = !shown.meta.deleted_at.is_null();
+    Ok(screen(&target, id, values, locales, deleted))
+}
+
+/// The screen of the collection `target` opened, for item `id` (none: a new one).
+fn screen(
+    target: &Target,
+    id: Option<i64>,
+    values: Map<String, Json>,
+    locales: FormLocales,
+    deleted: bool,
+) -> ItemScreen {
+    let collection = &target.collection;
+    ItemScreen {
+        slug: collection.slug.to_string(),
+        name: collection.name.clone(),
+        fields: collection.fields.iter().map(|f| f.def.clone()).collect(),
+        field_ids: collection.fields.iter().map(|f| f.id).collect(),
+        id,
         values,
-        locales: FormLocales::of(&target.actor.snapshot.locales),
-        deleted: !shown.meta.deleted_at.is_null(),
-    })
+        locales,
+        deleted,
+    }
 }

@@ -10,7 +10,7 @@ use vellum_app::{AppState, groups};
 use vellum_web::pages::groups::GroupsPage;
 use vellum_web::pages::render;
 
-use super::group_pages;
+use super::people_pages::{self, People};
 use crate::body::{is_form, read_form, read_json};
 use crate::error::ApiError;
 use crate::html;
@@ -59,7 +59,7 @@ pub async fn create_form(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     if !wants_json(&req) {
-        return group_pages::form_page(&state, &signed_in.0, None, &req).await;
+        return people_pages::form_page(&state, &signed_in.0, People::Group, None, &req).await;
     }
     let form = groups::create_form(&state, &signed_in.0).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
@@ -87,7 +87,7 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     if is_form(&req) {
         let form = read_form(payload, state.config().json_limit, &req).await?;
-        return group_pages::save(&state, &signed_in.0, None, &form).await;
+        return people_pages::save(&state, &signed_in.0, People::Group, None, &form).await;
     }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let created = groups::create(&state, &signed_in.0, &body).await?;
@@ -136,7 +136,8 @@ pub async fn edit_form(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     if !wants_json(&req) {
-        return group_pages::form_page(&state, &signed_in.0, Some(&group), &req).await;
+        return people_pages::form_page(&state, &signed_in.0, People::Group, Some(&group), &req)
+            .await;
     }
     let form = groups::edit_form(&state, &signed_in.0, &group).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
@@ -168,7 +169,7 @@ pub async fn update(
 ) -> Result<HttpResponse, ApiError> {
     if is_form(&req) {
         let form = read_form(payload, state.config().json_limit, &req).await?;
-        return group_pages::save(&state, &signed_in.0, Some(&group), &form).await;
+        return people_pages::save(&state, &signed_in.0, People::Group, Some(&group), &form).await;
     }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let updated = groups::update(&state, &signed_in.0, &group, &body).await?;

@@ -10,7 +10,7 @@ use vellum_app::{AppState, users};
 use vellum_web::pages::render;
 use vellum_web::pages::users::UsersPage;
 
-use super::user_pages;
+use super::people_pages::{self, People};
 use crate::body::{is_form, read_form, read_json};
 use crate::error::ApiError;
 use crate::html;
@@ -59,7 +59,7 @@ pub async fn create_form(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     if !wants_json(&req) {
-        return user_pages::form_page(&state, &signed_in.0, None, &req).await;
+        return people_pages::form_page(&state, &signed_in.0, People::User, None, &req).await;
     }
     let form = users::create_form(&state, &signed_in.0).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
@@ -87,7 +87,7 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     if is_form(&req) {
         let form = read_form(payload, state.config().json_limit, &req).await?;
-        return user_pages::save(&state, &signed_in.0, None, &form).await;
+        return people_pages::save(&state, &signed_in.0, People::User, None, &form).await;
     }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let created = users::create(&state, &signed_in.0, &body).await?;
@@ -136,7 +136,8 @@ pub async fn edit_form(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     if !wants_json(&req) {
-        return user_pages::form_page(&state, &signed_in.0, Some(&user), &req).await;
+        return people_pages::form_page(&state, &signed_in.0, People::User, Some(&user), &req)
+            .await;
     }
     let form = users::edit_form(&state, &signed_in.0, &user).await?;
     Ok(HttpResponse::Ok().json(json!({ "data": form })))
@@ -168,7 +169,7 @@ pub async fn update(
 ) -> Result<HttpResponse, ApiError> {
     if is_form(&req) {
         let form = read_form(payload, state.config().json_limit, &req).await?;
-        return user_pages::save(&state, &signed_in.0, Some(&user), &form).await;
+        return people_pages::save(&state, &signed_in.0, People::User, Some(&user), &form).await;
     }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let updated = users::update(&state, &signed_in.0, &user, &body).await?;

@@ -8,7 +8,7 @@ use vellum_app::groups::{GroupResource, Member};
 use vellum_app::principal::Principal;
 
 use crate::chrome::Chrome;
-use crate::forms::FieldErrors;
+use crate::forms::{FieldErrors, chosen};
 
 #[derive(Debug, Clone, Template)]
 #[template(path = "group.html")]
@@ -37,20 +37,17 @@ impl GroupPage {
         errors: FieldErrors,
         saved: bool,
     ) -> Self {
-        let chosen_roles: Vec<String> = match posted.and_then(|p| p.get("roles")) {
-            Some(Value::Array(r)) => r
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => group.map(|g| g.roles.clone()).unwrap_or_default(),
-        };
-        let members: Vec<i64> = match posted.and_then(|p| p.get("user_ids")) {
-            Some(Value::Array(u)) => u.iter().filter_map(Value::as_i64).collect(),
-            _ => group
+        let chosen_roles = chosen(
+            posted,
+            "roles",
+            |v| v.as_str().map(str::to_owned),
+            || group.map(|g| g.roles.clone()).unwrap_or_default(),
+        );
+        let members = chosen(posted, "user_ids", Value::as_i64, || {
+            group
                 .map(|g| g.users.iter().map(|u| u.id).collect())
-                .unwrap_or_default(),
-        };
+                .unwrap_or_default()
+        });
         Self {
             chrome: Chrome::new(principal, "groups"),
             id: group.map(|g| g.id),

@@ -8,7 +8,7 @@ use vellum_app::principal::Principal;
 use vellum_app::users::{GroupRef, UserResource};
 
 use crate::chrome::Chrome;
-use crate::forms::FieldErrors;
+use crate::forms::{FieldErrors, chosen};
 
 #[derive(Debug, Clone, Template)]
 #[template(path = "user.html")]
@@ -48,20 +48,16 @@ impl UserPage {
                 .unwrap_or_default()
                 .to_owned()
         };
-        let chosen_roles: Vec<String> = match posted.and_then(|p| p.get("roles")) {
-            Some(Value::Array(r)) => r
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => user.map(|u| u.roles.clone()).unwrap_or_default(),
-        };
-        let chosen_groups: Vec<i64> = match posted.and_then(|p| p.get("group_ids")) {
-            Some(Value::Array(g)) => g.iter().filter_map(Value::as_i64).collect(),
-            _ => user
-                .map(|u| u.groups.iter().map(|g| g.id).collect())
-                .unwrap_or_default(),
-        };
+        let chosen_roles = chosen(
+            posted,
+            "roles",
+            |v| v.as_str().map(str::to_owned),
+            || user.map(|u| u.roles.clone()).unwrap_or_default(),
+        );
+        let chosen_groups = chosen(posted, "group_ids", Value::as_i64, || {
+            user.map(|u| u.groups.iter().map(|g| g.id).collect())
+                .unwrap_or_default()
+        });
         Self {
             chrome: Chrome::new(principal, "users"),
             id: user.map(|u| u.id),

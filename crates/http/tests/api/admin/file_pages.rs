@@ -7,12 +7,8 @@ use actix_web::http::Method;
 use serde_json::Value;
 
 use super::Session;
-use super::pages::{assert_page, browser, form, text};
+use super::pages::{assert_page, browser, form, htmx_form, open, text};
 use crate::support::{BOUNDARY, Part, TestApp, encode, multipart, test_image};
-
-async fn get(app: &TestApp, s: &Session, path: &str) -> String {
-    assert_page(&app.send(browser(Method::GET, path, Some(s))).await, 200)
-}
 
 /// A browser's multipart post (the upload and replace forms without script).
 async fn post_files(
@@ -30,21 +26,6 @@ async fn post_files(
     app.send(req).await
 }
 
-fn htmx(
-    method: Method,
-    path: &str,
-    s: &Session,
-    fields: &[(&str, &str)],
-) -> actix_web::test::TestRequest {
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(fields)
-        .finish();
-    browser(method, path, Some(s))
-        .insert_header(("hx-request", "true"))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"))
-        .set_payload(body)
-}
-
 fn png() -> Vec<u8> {
     encode(&test_image(40, 20), image::ImageFormat::Png)
 }
@@ -53,7 +34,7 @@ fn png() -> Vec<u8> {
 async fn folders_uploads_and_views_of_the_file_manager() {
     let app = TestApp::new(crate::support::blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let page = get(&app, &root, "/files").await;
+    let page = open(&app, &root, "/files").await;
     assert!(
         page.contains("No files yet") && page.contains(r#"action="/files/upload""#),
         "{page}"
@@ -70,7 +51,7 @@ async fn folders_uploads_and_views_of_the_file_manager() {
     assert_eq!(res.status, 303, "{}", text(&res));
     let folder = res.header("location").unwrap().to_owned();
     let folder_id = folder.trim_start_matches("/files?parent_id=").to_owned();
-    let empty = get(&app, &root, &folder).await;
+    let empty = open(&app, &root, &folder).await;
     assert!(
         empty.contains("This folder is empty") && empty.contains("Up one folder"),
         "{empty}"
@@ -89,14 +70,14 @@ async fn folders_uploads_and_views_of_the_file_manager() {
     assert_eq!(res.status, 303, "{}", text(&res));
     assert_eq!(res.header("location"), Some(folder.as_str()));
 
-    let grid = get(&app, &root, &folder).await;
+    let grid = open(&app, &root, &folder).await;
     assert!(grid.contains("<h1>Photos</h1>"), "{grid}");
     assert!(
         grid.contains(r#"/transforms/thumbnail" alt="""#),
         "a public image has its thumbnail: {grid}"
     );
     assert!(grid.contains(">TXT</span>"), "{grid}");
-    let list = get(&app, &root, &format!("{folder}&view=list")).await;
+    let list = open(&app, &root, &format!("{folder}&view=list")).await;
     assert!(
         list.contains("<td>PNG</td>") && list.contains("Show as a grid"),
         "{list}"
@@ -114,9 +95,9 @@ async fn folders_uploads_and_views_of_the_file_manager() {
     assert!(page.contains(r#"id="folder-name-error""#), "{page}");
     assert!(page.contains(r#"name="name" value="Photos""#));
 
-    let none = get(&app, &root, "/files?search=nothing-like-this").await;
+    let none = open(&app, &root, "/files?search=nothing-like-this").await;
     assert!(none.contains("No files match"), "{none}");
-    let trash = get(&app, &root, "/files?trashed=only").await;
+    let trash = open(&app, &root, "/files?trashed=only").await;
     assert!(trash.contains("The trash is empty"), "{trash}");
 }
 
@@ -139,7 +120,7 @@ async fn a_file_is_described_replaced_favorited_trashed_and_restored() {
     let id = listed["data"][0]["id"].as_i64().unwrap();
     let path = format!("/files/{id}");
 
-    let page = get(&app, &root, &path).await;
+    let page = open(&app, &root, &path).await;
     for needle in [
         format!(r#"<img src="/files/{id}/download" alt="sun.png""#).as_str(),
         r#"name="focal_point_x""#,
@@ -152,7 +133,7 @@ async fn a_file_is_described_replaced_favorited_trashed_and_restored() {
     }
 
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::PUT,
             &path,
             &root,
@@ -175,7 +156,7 @@ async fn a_file_is_described_replaced_favorited_trashed_and_restored() {
         .json();
     assert_eq!(stored["data"]["focal_point_x"], 0.25);
     assert_eq!(stored["data"]["title"], "Sunset");
-    let page = get(&app, &root, &format!("{path}?saved=1")).await;
+    let page = open(&app, &root, &format!("{path}?saved=1")).await;
     assert!(
         page.contains("Saved.") && page.contains(r#"value="0.75""#),
         "{page}"
@@ -183,7 +164,7 @@ async fn a_file_is_described_replaced_favorited_trashed_and_restored() {
 
     // Out of range: 422, the problem under the field and the values as typed.
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::PUT,
             &path,
             &root,
@@ -204,31 +185,36 @@ async fn a_file_is_described_replaced_favorited_trashed_and_restored() {
     )
     .await;
     assert_eq!(res.status, 303, "{}", text(&res));
-    let page = get(&app, &root, res.header("location").unwrap()).await;
+    let page = open(&app, &root, res.header("location").unwrap()).await;
     assert!(
         page.contains("Replaced:") && page.contains("64 × 32 px"),
         "{page}"
     );
 
     let res = app
-        .send(htmx(Method::POST, &format!("{path}/favorite"), &root, &[]))
+        .send(htmx_form(
+            Method::POST,
+            &format!("{path}/favorite"),
+            &root,
+            &[],
+        ))
         .await;
     assert_eq!(
         (res.status.as_u16(), res.header("hx-refresh")),
         (204, Some("true"))
     );
     assert!(
-        get(&app, &root, &path)
+        open(&app, &root, &path)
             .await
             .contains("Remove from favorites")
     );
 
-    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    let res = app.send(htmx_form(Method::DELETE, &path, &root, &[])).await;
     assert_eq!(
         (res.status.as_u16(), res.header("hx-redirect")),
         (204, Some("/files"))
     );
-    let page = get(&app, &root, &path).await;
+    let page = open(&app, &root, &path).await;
     assert!(
         page.contains("in the trash") && page.contains(&format!(r#"action="/files/{id}/restore""#)),
         "{page}"
@@ -238,7 +224,7 @@ async fn a_file_is_described_replaced_favorited_trashed_and_restored() {
         .await;
     assert_eq!(res.status, 303);
     assert!(
-        get(&app, &root, res.header("location").unwrap())
+        open(&app, &root, res.header("location").unwrap())
             .await
             .contains("Restored from the trash.")
     );

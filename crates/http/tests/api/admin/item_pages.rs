@@ -8,12 +8,8 @@ use serde_json::json;
 
 use super::Session;
 use super::items::{app_and_root, create};
-use super::pages::{assert_page, browser, form, text};
+use super::pages::{assert_page, browser, form, htmx_form, open, text};
 use crate::support::TestApp;
-
-async fn get(app: &TestApp, s: &Session, path: &str) -> String {
-    assert_page(&app.send(browser(Method::GET, path, Some(s))).await, 200)
-}
 
 /// Three products: a, b (price 5) and c (price 9).
 async fn products(app: &TestApp, s: &Session) -> [i64; 3] {
@@ -46,7 +42,7 @@ async fn products(app: &TestApp, s: &Session) -> [i64; 3] {
 async fn the_collections_page_lists_each_collection_with_its_counts() {
     let (app, root) = app_and_root().await;
     products(&app, &root).await;
-    let page = get(&app, &root, "/collections").await;
+    let page = open(&app, &root, "/collections").await;
     assert!(
         page.contains(r#"<a href="/collections/products/items">Products</a>"#),
         "{page}"
@@ -65,7 +61,7 @@ async fn the_collections_page_lists_each_collection_with_its_counts() {
 async fn the_list_shows_the_first_fields_or_the_picked_columns_with_sort_links() {
     let (app, root) = app_and_root().await;
     let [a, _, _] = products(&app, &root).await;
-    let page = get(&app, &root, "/collections/products/items").await;
+    let page = open(&app, &root, "/collections/products/items").await;
     assert!(page.contains("3 items"), "{page}");
     for column in ["sku", "name", "price", "note"] {
         assert!(
@@ -80,7 +76,7 @@ async fn the_list_shows_the_first_fields_or_the_picked_columns_with_sort_links()
     // Sorted by id ascending by default; the id header sorts descending next.
     assert!(page.contains(r#"aria-sort="ascending"><a href="/collections/products/items?sort=id&#38;direction=desc">id ↑</a>"#), "{page}");
 
-    let page = get(
+    let page = open(
         &app,
         &root,
         "/collections/products/items?columns=price&columns=sku&sort=price&direction=desc",
@@ -122,14 +118,14 @@ async fn the_filter_builder_redirects_to_a_shareable_url_and_filters_can_be_remo
         to,
         "/collections/products/items?sort=price&filter%5Bprice%5D%5B_gt%5D=3"
     );
-    let page = get(&app, &root, &to).await;
+    let page = open(&app, &root, &to).await;
     assert!(page.contains("2 items"), "{page}");
     assert!(page.contains("price greater than “3”"), "{page}");
     assert!(!page.contains("<td>Apple</td>"));
     // The chip's link removes the condition and keeps the sort.
     assert!(page.contains(r#"<a href="/collections/products/items?sort=price" aria-label="Remove the filter: price greater than “3”">"#), "{page}");
 
-    let none = get(
+    let none = open(
         &app,
         &root,
         "/collections/products/items?filter%5Bsku%5D%5B_eq%5D=zzz",
@@ -172,11 +168,11 @@ async fn bulk_forms_trash_restore_and_delete_for_good_after_a_confirmation() {
         to,
         "/collections/products/items?sort=price&bulk_action=delete&bulk_done=2&bulk_failed=0"
     );
-    let page = get(&app, &root, &to).await;
+    let page = open(&app, &root, &to).await;
     assert!(page.contains("2 items moved to the trash."), "{page}");
     assert!(page.contains("1 item<"), "{page}");
 
-    let trash = get(&app, &root, "/collections/products/items?trashed=1").await;
+    let trash = open(&app, &root, "/collections/products/items?trashed=1").await;
     assert!(trash.contains("2 items") && trash.contains(r#"<option value="force_delete">"#));
 
     // Deleting for good asks first: nothing is gone until the confirmation is posted.
@@ -196,7 +192,7 @@ async fn bulk_forms_trash_restore_and_delete_for_good_after_a_confirmation() {
     );
     assert!(confirm.contains("Delete 1 item for good?"), "{confirm}");
     assert!(confirm.contains(r#"<input type="hidden" name="confirm" value="yes">"#));
-    let trash = get(&app, &root, "/collections/products/items?trashed=1").await;
+    let trash = open(&app, &root, "/collections/products/items?trashed=1").await;
     assert!(trash.contains("2 items"), "{trash}");
     let mut confirmed = fields.to_vec();
     confirmed.push(("confirm", "yes"));
@@ -208,7 +204,7 @@ async fn bulk_forms_trash_restore_and_delete_for_good_after_a_confirmation() {
         ))
         .await;
     assert_eq!(res.status, 303);
-    let page = get(&app, &root, res.header("location").unwrap()).await;
+    let page = open(&app, &root, res.header("location").unwrap()).await;
     assert!(page.contains("1 item deleted for good."), "{page}");
     let res = app
         .admin(
@@ -232,7 +228,7 @@ async fn bulk_forms_trash_restore_and_delete_for_good_after_a_confirmation() {
     let to = res.header("location").unwrap().to_owned();
     assert!(to.starts_with("/collections/products/items?"), "{to}");
     assert!(
-        get(&app, &root, &to)
+        open(&app, &root, &to)
             .await
             .contains("Select at least one item first.")
     );
@@ -242,9 +238,9 @@ async fn bulk_forms_trash_restore_and_delete_for_good_after_a_confirmation() {
 #[actix_web::test]
 async fn empty_lists_say_why_and_refusals_are_pages() {
     let (app, root) = app_and_root().await;
-    let page = get(&app, &root, "/collections/products/items").await;
+    let page = open(&app, &root, "/collections/products/items").await;
     assert!(page.contains("No items yet"), "{page}");
-    let trash = get(&app, &root, "/collections/products/items?trashed=1").await;
+    let trash = open(&app, &root, "/collections/products/items?trashed=1").await;
     assert!(trash.contains("The trash is empty"), "{trash}");
     let res = app
         .send(browser(Method::GET, "/collections/nope/items", Some(&root)))
@@ -257,26 +253,10 @@ async fn empty_lists_say_why_and_refusals_are_pages() {
     }
 }
 
-/// A form request with `method` (htmx puts the item form), as htmx sends it.
-fn htmx_form(
-    method: Method,
-    path: &str,
-    s: &Session,
-    fields: &[(&str, &str)],
-) -> actix_web::test::TestRequest {
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(fields)
-        .finish();
-    browser(method, path, Some(s))
-        .insert_header(("hx-request", "true"))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"))
-        .set_payload(body)
-}
-
 #[actix_web::test]
 async fn the_item_form_has_a_widget_per_field_and_an_input_per_locale() {
     let (app, root) = app_and_root().await;
-    let page = get(&app, &root, "/collections/articles/items/new").await;
+    let page = open(&app, &root, "/collections/articles/items/new").await;
     for needle in [
         r#"<form method="post" action="/collections/articles/items""#,
         r#"name="data[title][en]""#,
@@ -319,7 +299,7 @@ async fn creating_from_the_form_types_the_values_and_a_refusal_keeps_them() {
         to.starts_with("/collections/articles/items/") && to.ends_with("?saved=1"),
         "{to}"
     );
-    let page = get(&app, &root, &to).await;
+    let page = open(&app, &root, &to).await;
     assert!(page.contains("Saved."), "{page}");
     assert!(
         page.contains(r#"name="data[title][de]" value="Hallo""#),
@@ -408,11 +388,11 @@ async fn htmx_saves_and_trashes_an_item_and_sends_the_browser_on() {
     assert_eq!(res.status, 204);
     let list = res.header("hx-redirect").unwrap().to_owned();
     assert!(
-        get(&app, &root, &list)
+        open(&app, &root, &list)
             .await
             .contains("1 item moved to the trash.")
     );
-    let page = get(&app, &root, &path).await;
+    let page = open(&app, &root, &path).await;
     assert!(page.contains("This item is in the trash."), "{page}");
     assert_page(
         &app.send(browser(
@@ -441,7 +421,7 @@ async fn the_history_compares_each_revision_and_restores_one_with_a_form() {
             .await;
         assert_eq!(res.status, 204);
     }
-    let page = get(&app, &root, &format!("{path}/revisions")).await;
+    let page = open(&app, &root, &format!("{path}/revisions")).await;
     assert!(page.contains("3 revisions, newest first"), "{page}");
     // Newest first: 2 → 3, then 1 → 2, then the creation.
     let newest = page
@@ -475,7 +455,7 @@ async fn the_history_compares_each_revision_and_restores_one_with_a_form() {
     assert_eq!(res.status, 303, "{}", text(&res));
     let to = res.header("location").unwrap().to_owned();
     assert_eq!(to, format!("{path}/revisions?restored=1"));
-    let page = get(&app, &root, &to).await;
+    let page = open(&app, &root, &to).await;
     assert!(
         page.contains("Restored:") && page.contains("4 revisions"),
         "{page}"
@@ -502,13 +482,13 @@ async fn the_preview_shows_what_a_role_reads_and_why() {
     )
     .await;
     let base = "/collections/articles/items";
-    let picker = get(&app, &root, &format!("{base}/{draft}/preview-as-role")).await;
+    let picker = open(&app, &root, &format!("{base}/{draft}/preview-as-role")).await;
     assert!(
         picker.contains("Choose a role") && picker.contains(r#"<option value="public">"#),
         "{picker}"
     );
 
-    let page = get(
+    let page = open(
         &app,
         &root,
         &format!("{base}/{draft}/preview-as-role?role=public"),
@@ -518,7 +498,7 @@ async fn the_preview_shows_what_a_role_reads_and_why() {
     assert!(page.contains("the item does not pass it"), "{page}");
     assert!(!page.contains("Secret draft"));
 
-    let page = get(
+    let page = open(
         &app,
         &root,
         &format!("{base}/{published}/preview-as-role?role=public"),

@@ -35,6 +35,30 @@ pub(super) fn form(path: &str, session: Option<&Session>, fields: &[(&str, &str)
         .set_payload(body)
 }
 
+/// A form as htmx sends it: urlencoded, with `HX-Request`, as `method` (htmx puts and deletes).
+pub(super) fn htmx_form(
+    method: Method,
+    path: &str,
+    session: &Session,
+    fields: &[(&str, &str)],
+) -> TestRequest {
+    let body: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    browser(method, path, Some(session))
+        .insert_header(("hx-request", "true"))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload(body)
+}
+
+/// The page at `path` as `session`'s browser gets it, which must be a 200 page.
+pub(super) async fn open(app: &TestApp, session: &Session, path: &str) -> String {
+    assert_page(
+        &app.send(browser(Method::GET, path, Some(session))).await,
+        200,
+    )
+}
+
 pub(super) fn text(res: &Response) -> String {
     String::from_utf8_lossy(&res.body).into_owned()
 }

@@ -5,23 +5,8 @@
 use actix_web::http::Method;
 use serde_json::json;
 
-use super::Session;
-use super::pages::{assert_page, browser, form, text};
+use super::pages::{assert_page, browser, form, htmx_form, open, text};
 use crate::support::{TestApp, blog};
-
-async fn get(app: &TestApp, s: &Session, path: &str) -> String {
-    assert_page(&app.send(browser(Method::GET, path, Some(s))).await, 200)
-}
-
-fn htmx_put(path: &str, s: &Session, fields: &[(&str, &str)]) -> actix_web::test::TestRequest {
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(fields)
-        .finish();
-    browser(Method::PUT, path, Some(s))
-        .insert_header(("hx-request", "true"))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"))
-        .set_payload(body)
-}
 
 /// Every field rule box of `articles` checked but `internal_notes`' read.
 fn article_rules() -> Vec<(String, String)> {
@@ -48,12 +33,12 @@ fn article_rules() -> Vec<(String, String)> {
 async fn a_role_is_created_edited_with_rules_and_refused_next_to_its_part() {
     let app = TestApp::new(blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let list = get(&app, &root, "/settings/roles").await;
+    let list = open(&app, &root, "/settings/roles").await;
     assert!(
         list.contains(">editor</a>") && list.contains(r#"<span class="tag">system</span>"#),
         "{list}"
     );
-    let editor = get(&app, &root, "/settings/roles/create").await;
+    let editor = open(&app, &root, "/settings/roles/create").await;
     assert!(
         editor.contains(r#"name="cp.articles.read""#)
             && editor.contains(r#"name="fr.articles.internal_notes.read""#),
@@ -102,7 +87,7 @@ async fn a_role_is_created_edited_with_rules_and_refused_next_to_its_part() {
             "item_filter": {"status": {"_eq": "draft"}}
         }}})
     );
-    let page = get(&app, &root, &to).await;
+    let page = open(&app, &root, &to).await;
     assert!(
         page.contains("Saved.") && page.contains("<details open>"),
         "{page}"
@@ -117,7 +102,12 @@ async fn a_role_is_created_edited_with_rules_and_refused_next_to_its_part() {
     bad.retain(|(k, _)| *k != "if.articles");
     bad.push(("if.articles", r#"{"nope": "x"}"#));
     let res = app
-        .send(htmx_put(&format!("/settings/roles/{id}"), &root, &bad))
+        .send(htmx_form(
+            Method::PUT,
+            &format!("/settings/roles/{id}"),
+            &root,
+            &bad,
+        ))
         .await;
     let page = assert_page(&res, 422);
     assert!(page.contains(r#"<p class="field-error">"#), "{page}");
@@ -128,7 +118,8 @@ async fn a_role_is_created_edited_with_rules_and_refused_next_to_its_part() {
 
     // Saved with htmx: every box of tags is left unchecked, so the grant goes.
     let res = app
-        .send(htmx_put(
+        .send(htmx_form(
+            Method::PUT,
             &format!("/settings/roles/{id}"),
             &root,
             &[("name", "moderators")],
@@ -152,7 +143,7 @@ async fn a_role_is_created_edited_with_rules_and_refused_next_to_its_part() {
         .await;
     assert_eq!(res.header("hx-redirect"), Some("/settings/roles?deleted=1"));
     assert!(
-        get(&app, &root, "/settings/roles?deleted=1")
+        open(&app, &root, "/settings/roles?deleted=1")
             .await
             .contains("Role deleted.")
     );
@@ -181,7 +172,7 @@ async fn system_roles_keep_their_names_and_public_holds_no_permission() {
             .as_i64()
             .unwrap()
     };
-    let public = get(
+    let public = open(
         &app,
         &root,
         &format!("/settings/roles/{}/edit", id_of("public")),
@@ -192,7 +183,7 @@ async fn system_roles_keep_their_names_and_public_holds_no_permission() {
         "{public}"
     );
     assert!(!public.contains(r#"name="permission_ids[]""#), "{public}");
-    let list = get(&app, &root, "/settings/roles").await;
+    let list = open(&app, &root, "/settings/roles").await;
     assert!(!list.contains(&format!(
         r#"action="/settings/roles/{}/duplicate""#,
         id_of("public")
@@ -206,7 +197,7 @@ async fn system_roles_keep_their_names_and_public_holds_no_permission() {
         ))
         .await;
     assert_eq!(res.status, 303, "{}", text(&res));
-    let page = get(&app, &root, res.header("location").unwrap()).await;
+    let page = open(&app, &root, res.header("location").unwrap()).await;
     assert!(page.contains(r#"value="editor (copy)""#), "{page}");
     assert!(page.contains("data-role-preview") && page.contains("role-preview.js"));
 }

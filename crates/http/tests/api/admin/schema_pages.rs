@@ -5,34 +5,13 @@
 use actix_web::http::Method;
 use serde_json::json;
 
-use super::Session;
 use super::items::{app_and_root, create};
-use super::pages::{assert_page, browser, form, text};
-use crate::support::TestApp;
-
-async fn get(app: &TestApp, s: &Session, path: &str) -> String {
-    assert_page(&app.send(browser(Method::GET, path, Some(s))).await, 200)
-}
-
-fn htmx(
-    method: Method,
-    path: &str,
-    s: &Session,
-    fields: &[(&str, &str)],
-) -> actix_web::test::TestRequest {
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(fields)
-        .finish();
-    browser(method, path, Some(s))
-        .insert_header(("hx-request", "true"))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"))
-        .set_payload(body)
-}
+use super::pages::{assert_page, browser, form, htmx_form, open, text};
 
 #[actix_web::test]
 async fn collections_and_fields_are_made_from_forms_and_packs() {
     let (app, root) = app_and_root().await;
-    let page = get(&app, &root, "/collections").await;
+    let page = open(&app, &root, "/collections").await;
     assert!(
         page.contains(r#"aria-label="Schema of Products">Schema</a>"#)
             && page.contains(r#"action="/collections/packs/seo""#),
@@ -70,7 +49,7 @@ async fn collections_and_fields_are_made_from_forms_and_packs() {
         text(&res)
     );
     assert!(
-        get(&app, &root, "/collections/events")
+        open(&app, &root, "/collections/events")
             .await
             .contains("No fields yet")
     );
@@ -90,7 +69,7 @@ async fn collections_and_fields_are_made_from_forms_and_packs() {
         "{}",
         text(&res)
     );
-    let page = get(&app, &root, "/collections/events?added=starts").await;
+    let page = open(&app, &root, "/collections/events?added=starts").await;
     assert!(
         page.contains("Field added: starts.") && page.contains("<code>starts</code>"),
         "{page}"
@@ -139,7 +118,7 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
         ("settings", "{}"),
     ];
     let page = assert_page(
-        &app.send(htmx(
+        &app.send(htmx_form(
             Method::PUT,
             "/collections/products/fields/price",
             &root,
@@ -167,7 +146,7 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
         "nothing changed yet"
     );
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::PUT,
             "/collections/products/fields/price?confirm=true",
             &root,
@@ -180,7 +159,7 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
     );
 
     let page = assert_page(
-        &app.send(htmx(
+        &app.send(htmx_form(
             Method::DELETE,
             "/collections/products/fields/note",
             &root,
@@ -195,7 +174,7 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
         "{page}"
     );
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::DELETE,
             "/collections/products/fields/note?confirm=true",
             &root,
@@ -208,13 +187,18 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
     );
 
     let page = assert_page(
-        &app.send(htmx(Method::DELETE, "/collections/products", &root, &[]))
-            .await,
+        &app.send(htmx_form(
+            Method::DELETE,
+            "/collections/products",
+            &root,
+            &[],
+        ))
+        .await,
         200,
     );
     assert!(page.contains("Its 1 item, their revisions"), "{page}");
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::DELETE,
             "/collections/products?confirm=true",
             &root,

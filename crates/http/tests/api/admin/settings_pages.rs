@@ -5,7 +5,7 @@
 use actix_web::http::Method;
 
 use super::access_support::signed_in_with;
-use super::pages::{assert_page, browser, form, text};
+use super::pages::{assert_page, browser, form, htmx_form, text};
 use crate::support::TestApp;
 
 #[actix_web::test]
@@ -155,17 +155,6 @@ async fn who_may_only_see_keys_gets_no_form_and_only_a_super_admin_binds_super_a
     assert!(!page.contains(r#"<option value="super-admin">"#), "{page}");
 }
 
-/// The settings form as htmx puts it.
-fn put_settings(s: &super::Session, fields: &[(&str, &str)]) -> actix_web::test::TestRequest {
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(fields)
-        .finish();
-    browser(Method::PUT, "/settings/project", Some(s))
-        .insert_header(("hx-request", "true"))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"))
-        .set_payload(body)
-}
-
 #[actix_web::test]
 async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
     let app = TestApp::new(crate::support::blog()).await;
@@ -192,7 +181,9 @@ async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
         ("chat_max_upload_bytes", "2048"),
         ("daily_prompt_limit", "7"),
     ];
-    let res = app.send(put_settings(&root, &fields)).await;
+    let res = app
+        .send(htmx_form(Method::PUT, "/settings/project", &root, &fields))
+        .await;
     assert_eq!(res.status, 204, "{}", text(&res));
     assert_eq!(res.header("hx-redirect"), Some("/settings/project?saved=1"));
     let stored = app
@@ -223,12 +214,20 @@ async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
     // A default locale that is not enabled: 422, the problem under it, the values as typed.
     let mut bad = fields.to_vec();
     bad[1] = ("default_locale", "xx");
-    let page = assert_page(&app.send(put_settings(&root, &bad)).await, 422);
+    let page = assert_page(
+        &app.send(htmx_form(Method::PUT, "/settings/project", &root, &bad))
+            .await,
+        422,
+    );
     assert!(page.contains(r#"id="s-default_locale-error""#), "{page}");
     assert!(page.contains(r#"name="default_locale" value="xx""#));
     let mut bad = fields.to_vec();
     bad[5] = ("daily_prompt_limit", "many");
-    let page = assert_page(&app.send(put_settings(&root, &bad)).await, 422);
+    let page = assert_page(
+        &app.send(htmx_form(Method::PUT, "/settings/project", &root, &bad))
+            .await,
+        422,
+    );
     assert!(
         page.contains(r#"id="s-daily_prompt_limit-error""#),
         "{page}"

@@ -4,39 +4,20 @@
 
 use actix_web::http::Method;
 
-use super::pages::{assert_page, browser, form, text};
-use super::{PASSWORD, Session};
+use super::PASSWORD;
+use super::pages::{assert_page, form, htmx_form, open, text};
 use crate::support::{TestApp, blog};
-
-async fn get(app: &TestApp, s: &Session, path: &str) -> String {
-    assert_page(&app.send(browser(Method::GET, path, Some(s))).await, 200)
-}
-
-fn htmx(
-    method: Method,
-    path: &str,
-    s: &Session,
-    fields: &[(&str, &str)],
-) -> actix_web::test::TestRequest {
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(fields)
-        .finish();
-    browser(method, path, Some(s))
-        .insert_header(("hx-request", "true"))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"))
-        .set_payload(body)
-}
 
 #[actix_web::test]
 async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
     let app = TestApp::new(blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let list = get(&app, &root, "/users").await;
+    let list = open(&app, &root, "/users").await;
     assert!(
         list.contains(r#"href="/users/create">New user</a>"#),
         "{list}"
     );
-    let page = get(&app, &root, "/users/create").await;
+    let page = open(&app, &root, "/users/create").await;
     assert!(
         page.contains(r#"name="roles[]" value="editor""#) && !page.contains(r#"value="public""#),
         "{page}"
@@ -68,13 +49,13 @@ async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
         .next()
         .unwrap()
         .to_owned();
-    assert!(get(&app, &root, &to).await.contains("Saved."));
+    assert!(open(&app, &root, &to).await.contains("Saved."));
     let ada = app.sign_in("ada@example.com", PASSWORD).await;
 
     // Renamed with htmx; the empty password keeps the password.
     let path = format!("/users/{id}");
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::PUT,
             &path,
             &root,
@@ -104,9 +85,9 @@ async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
     let _ = app.sign_in("ada@example.com", PASSWORD).await;
     let _ = ada;
 
-    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    let res = app.send(htmx_form(Method::DELETE, &path, &root, &[])).await;
     assert_eq!(res.header("hx-redirect"), Some("/users?trashed=only"));
-    let page = get(&app, &root, "/users?trashed=only").await;
+    let page = open(&app, &root, "/users?trashed=only").await;
     assert!(
         page.contains(&format!(r#"action="/users/{id}/restore""#))
             && page.contains("Delete Ada L. for good"),
@@ -117,14 +98,19 @@ async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
         .await;
     assert_eq!(res.status, 303);
     assert!(
-        get(&app, &root, res.header("location").unwrap())
+        open(&app, &root, res.header("location").unwrap())
             .await
             .contains(r#"value="Ada L.""#)
     );
-    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    let res = app.send(htmx_form(Method::DELETE, &path, &root, &[])).await;
     assert_eq!(res.status, 204);
     let res = app
-        .send(htmx(Method::DELETE, &format!("{path}/force"), &root, &[]))
+        .send(htmx_form(
+            Method::DELETE,
+            &format!("{path}/force"),
+            &root,
+            &[],
+        ))
         .await;
     assert_eq!(res.header("hx-redirect"), Some("/users?trashed=only"));
     assert_eq!(
@@ -139,12 +125,12 @@ async fn a_user_is_created_edited_deleted_restored_and_deleted_for_good() {
 async fn a_group_is_created_with_roles_and_members_edited_and_deleted() {
     let app = TestApp::new(blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let list = get(&app, &root, "/groups").await;
+    let list = open(&app, &root, "/groups").await;
     assert!(
         list.contains(r#"href="/groups/create">New group</a>"#),
         "{list}"
     );
-    let page = get(&app, &root, "/groups/create").await;
+    let page = open(&app, &root, "/groups/create").await;
     assert!(
         page.contains(r#"name="user_ids[]""#) && page.contains(r#"name="roles[]" value="editor""#),
         "{page}"
@@ -190,7 +176,7 @@ async fn a_group_is_created_with_roles_and_members_edited_and_deleted() {
         .next()
         .unwrap()
         .to_owned();
-    let page = get(&app, &root, &to).await;
+    let page = open(&app, &root, &to).await;
     assert!(
         page.contains("Saved.") && page.contains(&format!(r#"value="{root_id}" checked"#)),
         "{page}"
@@ -198,7 +184,7 @@ async fn a_group_is_created_with_roles_and_members_edited_and_deleted() {
 
     let path = format!("/groups/{id}");
     let res = app
-        .send(htmx(
+        .send(htmx_form(
             Method::PUT,
             &path,
             &root,
@@ -218,9 +204,9 @@ async fn a_group_is_created_with_roles_and_members_edited_and_deleted() {
         (Some("Writers"), Some(0))
     );
 
-    let res = app.send(htmx(Method::DELETE, &path, &root, &[])).await;
+    let res = app.send(htmx_form(Method::DELETE, &path, &root, &[])).await;
     assert_eq!(res.header("hx-redirect"), Some("/groups?trashed=only"));
-    let trash = get(&app, &root, "/groups?trashed=only").await;
+    let trash = open(&app, &root, "/groups?trashed=only").await;
     assert!(
         trash.contains(&format!(r#"action="/groups/{id}/restore""#))
             && trash.contains("Delete Writers for good"),
