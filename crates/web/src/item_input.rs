@@ -4,6 +4,8 @@
 //! typing a browser cannot do: a value that does not fit is passed on as text, so the use case
 //! reports it next to its field as it would for any client.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 use vellum_domain::{FieldDef, ValueShape};
 
@@ -11,6 +13,13 @@ use vellum_domain::{FieldDef, ValueShape};
 /// update keeps its value), as is an empty hash (its stored fingerprint stays).
 #[must_use]
 pub fn item_body(fields: &[FieldDef], locales: &[String], form: &[(String, String)]) -> Value {
+    // Every value of each name, in order, indexed once: a form's pairs are bounded only by the
+    // body limit, and each field looks up one or a few names.
+    let mut posted: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (k, v) in form {
+        posted.entry(k.as_str()).or_default().push(v.as_str());
+    }
+    let form = &posted;
     let mut data = Map::new();
     for field in fields {
         let name = field.name.as_str();
@@ -34,25 +43,19 @@ pub fn item_body(fields: &[FieldDef], locales: &[String], form: &[(String, Strin
 }
 
 /// One input's value (`key`), typed; `None` when the form did not send it.
-fn read(field: &FieldDef, key: &str, form: &[(String, String)]) -> Option<Value> {
-    let list_key = format!("{key}[]");
-    let values: Vec<&str> = form
-        .iter()
-        .filter(|(k, _)| *k == list_key)
-        .map(|(_, v)| v.as_str())
-        .collect();
-    if !values.is_empty() {
+fn read(field: &FieldDef, key: &str, form: &HashMap<&str, Vec<&str>>) -> Option<Value> {
+    if let Some(values) = form.get(format!("{key}[]").as_str()) {
         // A list of choices: a hidden empty entry comes first, so none checked is `[]`.
         return Some(Value::Array(
             values
-                .into_iter()
+                .iter()
                 .filter(|v| !v.is_empty())
-                .map(|v| Value::String(v.to_owned()))
+                .map(|v| Value::String((*v).to_owned()))
                 .collect(),
         ));
     }
     // A checkbox follows its hidden `false`: the last value is the one that counts.
-    let raw = form.iter().rev().find(|(k, _)| k == key)?.1.trim();
+    let raw = form.get(key)?.last()?.trim();
     match field.shape() {
         ValueShape::Fingerprint => (!raw.is_empty()).then(|| Value::String(raw.to_owned())),
         _ if raw.is_empty() => Some(if field.shape().is_array() {

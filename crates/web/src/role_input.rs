@@ -5,6 +5,8 @@
 //! deny), and a field rule only for a field with a flag taken away on a collection with an action
 //! granted.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 use vellum_app::roles::CollectionFields;
 
@@ -18,11 +20,17 @@ pub const FILE_ACTIONS: [&str; 5] = ["create", "read", "read_private", "update",
 /// The body for the posted `form`, given every collection's fields.
 #[must_use]
 pub fn role_body(form: &[(String, String)], collections: &[CollectionFields]) -> Value {
-    let has = |key: &str| form.iter().any(|(k, _)| k == key);
+    // One pass over the form: the lookups below are per collection, field and flag, and a
+    // form's pairs are bounded only by the body limit.
+    let mut posted: HashMap<&str, &str> = HashMap::with_capacity(form.len());
+    for (k, v) in form {
+        posted.entry(k.as_str()).or_insert(v.as_str());
+    }
+    let has = |key: &str| posted.contains_key(key);
     let text = |key: &str| {
-        form.iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.trim().to_owned())
+        posted
+            .get(key)
+            .map(|v| v.trim().to_owned())
             .unwrap_or_default()
     };
     let permission_ids: Vec<Value> = form

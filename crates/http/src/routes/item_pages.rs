@@ -7,7 +7,7 @@ use std::future::ready;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use serde_json::{Value, json};
-use vellum_app::admin_items::ItemScreen;
+use vellum_app::admin_items::{ItemScreen, MAX_BULK_IDS};
 use vellum_app::principal::Principal;
 use vellum_app::{AppState, admin_items};
 use vellum_web::forms::FieldErrors;
@@ -66,7 +66,9 @@ pub(super) async fn bulk(
     if ids.is_empty() {
         return Ok(html::see_other(&done(back, action, 0, 0)).finish());
     }
-    if action == "force_delete" && get("confirm") != Some("yes") {
+    // A batch over the limit goes straight to the use case, which refuses it (422): no
+    // confirmation page repeats what it would not do.
+    if action == "force_delete" && get("confirm") != Some("yes") && ids.len() <= MAX_BULK_IDS {
         return confirm_force_delete(principal, &list, back, &ids);
     }
     let body = json!({ "action": action, "ids": ids });

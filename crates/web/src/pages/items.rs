@@ -272,8 +272,14 @@ fn shown_columns(
         .flat_map(|(_, v)| v.split(','))
         .map(str::trim)
         .filter(known)
-        .map(str::to_owned)
-        .collect();
+        .fold(Vec::new(), |mut seen: Vec<String>, name| {
+            // A column named twice is shown once: the cells stay bounded by fields x rows,
+            // whatever the URL repeats.
+            if !seen.iter().any(|s| s == name) {
+                seen.push(name.to_owned());
+            }
+            seen
+        });
     if !picked.is_empty() {
         return picked;
     }
@@ -373,7 +379,7 @@ mod tests {
     #[test]
     fn columns_come_from_the_url_then_the_saved_list_then_the_first_fields() {
         let fields = ["a", "b", "c", "d", "e"];
-        let q = pairs("columns=e&columns=zzz&columns=b");
+        let q = pairs("columns=e&columns=zzz&columns=b&columns=e,e");
         assert_eq!(shown_columns(&q, &fields, None), ["e", "b"]);
         let saved = vec!["c".to_owned(), "gone".to_owned()];
         assert_eq!(shown_columns(&[], &fields, Some(&saved)), ["c"]);

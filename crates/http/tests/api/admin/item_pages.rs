@@ -519,3 +519,35 @@ async fn the_preview_shows_what_a_role_reads_and_why() {
         .await;
     assert_page(&res, 422);
 }
+
+#[actix_web::test]
+async fn a_bulk_form_over_the_limit_is_refused_without_a_confirmation_page() {
+    let (app, root) = app_and_root().await;
+    let ids: Vec<String> = (1..=101).map(|i| i.to_string()).collect();
+    let mut fields = vec![
+        ("action", "force_delete"),
+        ("back", "/collections/products/items"),
+    ];
+    fields.extend(ids.iter().map(|id| ("ids", id.as_str())));
+    let res = app
+        .send(form(
+            "/collections/products/items/bulk",
+            Some(&root),
+            &fields,
+        ))
+        .await;
+    let page = assert_page(&res, 422);
+    assert!(
+        !page.contains("for good?") && page.contains("1 to 100"),
+        "{page}"
+    );
+    // A column named again and again is shown once.
+    products(&app, &root).await;
+    let page = open(
+        &app,
+        &root,
+        &format!("/collections/products/items?{}", "columns=sku&".repeat(500)),
+    )
+    .await;
+    assert_eq!(page.matches(">sku</a></th>").count(), 1, "{page}");
+}
