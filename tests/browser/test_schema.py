@@ -86,3 +86,15 @@ def test_blocks_are_added_reordered_and_removed(page, server):
     expect(page.get_by_role("status")).to_have_text("Saved.")
     expect(page.locator(".block-head strong")).to_have_text(["1. Quote", "2. Hero"])
     expect(page.get_by_label("Data of block 2 (JSON)")).to_have_value('{\n  "title": "Welcome"\n}')
+
+
+def test_a_refused_htmx_action_shows_why(page, server, allowed):
+    # Authors is the target of Articles' author field: deleting it is refused (422), and the
+    # refusal replaces the page's content instead of the click seeming to do nothing.
+    allowed.add((422, "/collections/authors"))
+    sign_in(page, server)
+    page.goto("/collections/authors")
+    page.get_by_role("button", name="Delete Authors…").click()
+    expect(page.get_by_role("heading", name="Check your input")).to_be_visible()
+    expect(page.get_by_text(re.compile("target this collection: articles.author"))).to_be_visible()
+    assert_accessible(page)

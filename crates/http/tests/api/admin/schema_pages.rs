@@ -211,4 +211,17 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
             .await,
         404,
     );
+
+    // A refused deletion answers a page with the reason, which htmx swaps in (the pages send
+    // `Accept: text/html`).
+    let res = app
+        .send(htmx_form(
+            Method::DELETE,
+            "/collections/authors",
+            &root,
+            &[],
+        ))
+        .await;
+    let page = assert_page(&res, 422);
+    assert!(page.contains("articles.author"), "{page}");
 }
