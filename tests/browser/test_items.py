@@ -46,6 +46,13 @@ def test_the_list_filters_sorts_and_picks_columns(page, server):
     expect(page.get_by_role("columnheader", name="body")).to_be_visible()
     expect(page.get_by_role("columnheader", name="views")).to_have_count(0)
     assert "columns=body" in page.url
+    # Saved as the list's default: the plain list URL shows them.
+    page.get_by_text("Columns", exact=True).click()
+    page.get_by_role("button", name="Save as the default").click()
+    expect(page.get_by_role("status").first).to_have_text("These columns are now the list's default.")
+    page.goto("/collections/articles/items")
+    expect(page.get_by_role("columnheader", name="body")).to_be_visible()
+    expect(page.get_by_role("columnheader", name="views")).to_have_count(0)
 
 
 def test_an_item_is_created_refused_translated_and_saved(page, server, allowed):

@@ -41,6 +41,13 @@ def test_a_collection_and_its_fields_are_edited(page, server):
     expect(page.get_by_role("status")).to_have_text("Field saved: seats.")
     expect(page.get_by_role("row", name=re.compile("seats string"))).to_be_visible()
 
+    # A second field, moved above the first.
+    page.locator("#new-name").fill("venue")
+    page.get_by_role("button", name="Add the field").click()
+    page.get_by_role("button", name="Move venue up").click()
+    expect(page.get_by_role("status")).to_have_text("Field moved: venue.")
+    expect(page.locator("table.schema th[scope=row] code")).to_have_text(["venue", "seats"])
+
     page.get_by_role("button", name="Delete the field seats").click()
     expect(page.get_by_role("heading", name="Delete the field seats?")).to_be_visible()
     with page.expect_navigation():

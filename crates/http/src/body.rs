@@ -78,6 +78,26 @@ pub(crate) async fn read_form(
         .collect())
 }
 
+/// A body holding one list: JSON as [`read_json`] reads it, or an HTML form whose repeated
+/// `name` fields become `{name: [values]}` (what a list's form posts).
+pub(crate) async fn read_list_input(
+    payload: web::Payload,
+    limit: usize,
+    req: &HttpRequest,
+    name: &str,
+) -> Result<serde_json::Value, ApiError> {
+    if !is_form(req) {
+        return read_json(payload, limit, req).await;
+    }
+    let values: Vec<serde_json::Value> = read_form(payload, limit, req)
+        .await?
+        .into_iter()
+        .filter(|(k, _)| k == name)
+        .map(|(_, v)| serde_json::Value::String(v))
+        .collect();
+    Ok(serde_json::json!({ name: values }))
+}
+
 /// An admin request's body as JSON: a JSON body as [`read_json`] reads it, or an HTML form
 /// (what the web UI's forms post without script) as an object of its fields, each a string
 /// (a repeated name keeps its last value). Both go through the same use case and so the same

@@ -9,8 +9,9 @@ use actix_web::{HttpRequest, HttpResponse, get, put, web};
 use serde_json::json;
 use vellum_app::{AppState, options, presentation, singleton};
 
-use crate::body::read_json;
+use crate::body::{read_json, read_list_input};
 use crate::error::ApiError;
+use crate::html;
 use crate::session::SignedIn;
 
 /// `{ "data": … }` around the rendered item (kept as rendered: no second parse).
@@ -34,6 +35,7 @@ pub fn register(cfg: &mut web::ServiceConfig) {
     params(("collection" = String, Path, description = "Collection slug")),
     request_body(content_type = "application/json", content = crate::schemas::presentation::ListColumnsRequest),
     responses(
+        (status = 204, description = "The items page's column picker (htmx, a urlencoded `columns` list): saved; `HX-Redirect` names the page to load"),
         (status = 200, description = "The list's columns as stored", content_type = "application/json", body = crate::schemas::presentation::ListColumnsEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -50,8 +52,13 @@ pub async fn set_list_columns(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let body = read_list_input(payload, state.config().json_limit, &req, "columns").await?;
     let stored = presentation::set_list_columns(&state, &signed_in.0, &collection, &body).await?;
+    if html::is_htmx(&req) {
+        return Ok(html::htmx_redirect(&format!(
+            "/collections/{collection}/items?saved_columns=1"
+        )));
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": stored })))
 }
 

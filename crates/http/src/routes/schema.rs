@@ -12,7 +12,7 @@ use vellum_app::AppState;
 use vellum_app::schema::{collections, fields, packs};
 
 use super::schema_pages;
-use crate::body::{is_form, read_form, read_input, read_json};
+use crate::body::{is_form, read_form, read_input, read_json, read_list_input};
 use crate::error::ApiError;
 use crate::html;
 use crate::session::{SignedIn, wants_json};
@@ -304,6 +304,7 @@ pub async fn delete_field(
     params(("collection" = String, Path, description = "Collection slug")),
     request_body(content_type = "application/json", content = crate::schemas::schema_admin::FieldOrderRequest),
     responses(
+        (status = 204, description = "The schema page's move buttons (htmx, a urlencoded `fields` list): saved; `HX-Redirect` names the page to load"),
         (status = 200, description = "The collection with its fields in the new order", content_type = "application/json", body = crate::schemas::schema_admin::CollectionDefinitionEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
@@ -320,8 +321,16 @@ pub async fn reorder_fields(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_json(payload, state.config().json_limit, &req).await?;
+    let body = read_list_input(payload, state.config().json_limit, &req, "fields").await?;
     let saved = fields::reorder(&state, &signed_in.0, &collection, &body).await?;
+    if html::is_htmx(&req) {
+        let moved = vellum_web::paging::param(req.query_string(), "moved").unwrap_or_default();
+        let to = vellum_web::links::href(
+            &format!("/collections/{collection}"),
+            &[("moved".to_owned(), moved)],
+        );
+        return Ok(html::htmx_redirect(&to));
+    }
     Ok(HttpResponse::Ok().json(json!({ "data": saved })))
 }
 

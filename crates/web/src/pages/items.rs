@@ -58,6 +58,8 @@ pub struct ItemsPage {
     pub pager: Pager,
     /// What the last bulk action did (`bulk_action`, `bulk_done`, `bulk_failed` in the URL).
     pub bulk_notice: Option<String>,
+    /// The columns were just saved as the collection's default (`saved_columns` in the URL).
+    pub columns_saved: bool,
 }
 
 /// A shown column: its header, and the link that sorts by it (when it can).
@@ -177,7 +179,7 @@ impl ItemsPage {
             .filter(|(k, _)| {
                 !matches!(
                     k.as_str(),
-                    "page" | "bulk_action" | "bulk_done" | "bulk_failed"
+                    "page" | "bulk_action" | "bulk_done" | "bulk_failed" | "saved_columns"
                 )
             })
             .cloned()
@@ -227,6 +229,7 @@ impl ItemsPage {
                 screen.page.meta.last_page,
             ),
             bulk_notice: bulk_notice(get("bulk_action"), get("bulk_done"), get("bulk_failed")),
+            columns_saved: get("saved_columns").is_some(),
             slug,
             path,
         }

@@ -36,6 +36,9 @@ pub struct FieldRow {
     pub translatable: bool,
     /// Its settings as indented JSON (`{}` for none).
     pub settings: String,
+    /// The field order with this field one place up or down (none at either end).
+    pub up: Option<Vec<String>>,
+    pub down: Option<Vec<String>>,
 }
 
 /// A field form's values.
@@ -60,6 +63,7 @@ impl SchemaPage {
             ("saved", "Field saved: "),
             ("deleted", "Field deleted: "),
             ("pack", "Pack added: "),
+            ("moved", "Field moved: "),
         ]
         .iter()
         .find_map(|(key, text)| param(query, key).map(|v| format!("{text}{v}.")));
@@ -68,17 +72,28 @@ impl SchemaPage {
             slug: collection.slug,
             name: collection.name,
             is_singleton: collection.is_singleton,
-            fields: collection
-                .fields
-                .into_iter()
-                .map(|f| FieldRow {
-                    name: f.name,
-                    field_type: f.field_type,
-                    translatable: f.translatable,
-                    settings: serde_json::to_string_pretty(&f.settings)
-                        .unwrap_or_else(|_| "{}".to_owned()),
-                })
-                .collect(),
+            fields: {
+                let order: Vec<String> = collection.fields.iter().map(|f| f.name.clone()).collect();
+                let swapped = |a: usize, b: usize| {
+                    let mut moved = order.clone();
+                    moved.swap(a, b);
+                    moved
+                };
+                collection
+                    .fields
+                    .into_iter()
+                    .enumerate()
+                    .map(|(at, f)| FieldRow {
+                        name: f.name,
+                        field_type: f.field_type,
+                        translatable: f.translatable,
+                        settings: serde_json::to_string_pretty(&f.settings)
+                            .unwrap_or_else(|_| "{}".to_owned()),
+                        up: (at > 0).then(|| swapped(at - 1, at)),
+                        down: (at + 1 < order.len()).then(|| swapped(at, at + 1)),
+                    })
+                    .collect()
+            },
             packs: packs.to_vec(),
             errors: FieldErrors::default(),
             draft: FieldDraft {

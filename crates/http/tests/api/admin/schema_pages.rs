@@ -225,3 +225,68 @@ async fn destructive_changes_are_confirmed_after_their_dry_run() {
     let page = assert_page(&res, 422);
     assert!(page.contains("articles.author"), "{page}");
 }
+
+#[actix_web::test]
+async fn fields_move_up_and_down_and_a_list_keeps_its_saved_columns() {
+    let (app, root) = app_and_root().await;
+    let page = open(&app, &root, "/collections/products").await;
+    assert!(
+        page.contains(r#"aria-label="Move price up""#)
+            && !page.contains(r#"aria-label="Move sku up""#),
+        "{page}"
+    );
+    let order = [
+        ("fields", "sku"),
+        ("fields", "price"),
+        ("fields", "name"),
+        ("fields", "note"),
+    ];
+    let res = app
+        .send(htmx_form(
+            Method::PUT,
+            "/collections/products/field-order?moved=price",
+            &root,
+            &order,
+        ))
+        .await;
+    assert_eq!(
+        (res.status.as_u16(), res.header("hx-redirect")),
+        (204, Some("/collections/products?moved=price")),
+        "{}",
+        text(&res)
+    );
+    let page = open(&app, &root, "/collections/products?moved=price").await;
+    assert!(page.contains("Field moved: price."), "{page}");
+    let (price, name) = (
+        page.find("<code>price</code>").unwrap(),
+        page.find("<code>name</code>").unwrap(),
+    );
+    assert!(price < name, "{page}");
+
+    create(&app, &root, "products", json!({"sku": "a", "price": 3})).await;
+    let columns = [("columns", "note"), ("columns", "sku")];
+    let res = app
+        .send(htmx_form(
+            Method::PUT,
+            "/collections/products/list-columns",
+            &root,
+            &columns,
+        ))
+        .await;
+    assert_eq!(
+        res.header("hx-redirect"),
+        Some("/collections/products/items?saved_columns=1"),
+        "{}",
+        text(&res)
+    );
+    let list = open(&app, &root, "/collections/products/items?saved_columns=1").await;
+    assert!(
+        list.contains("These columns are now the list's default."),
+        "{list}"
+    );
+    let head = &list[list.find("<thead>").unwrap()..list.find("</thead>").unwrap()];
+    assert!(
+        head.contains(">note</a>") && head.contains(">sku</a>") && !head.contains(">price</a>"),
+        "{head}"
+    );
+}
