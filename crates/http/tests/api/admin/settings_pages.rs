@@ -5,18 +5,14 @@
 use actix_web::http::Method;
 
 use super::access_support::signed_in_with;
-use super::pages::{assert_page, browser, form, htmx_form, text};
+use super::pages::{assert_page, browser, form, htmx_form, open, text};
 use crate::support::TestApp;
 
 #[actix_web::test]
 async fn api_keys_are_listed_created_with_their_secret_once_and_revoked() {
     let app = TestApp::new(crate::support::blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let page = assert_page(
-        &app.send(browser(Method::GET, "/settings/api-keys", Some(&root)))
-            .await,
-        200,
-    );
+    let page = open(&app, &root, "/settings/api-keys").await;
     assert!(page.contains("<td>editor-key</td>"), "{page}");
     assert!(
         page.contains(r#"<option value="editor">editor</option>"#),
@@ -62,11 +58,7 @@ async fn api_keys_are_listed_created_with_their_secret_once_and_revoked() {
         "a key of a role without a matching address is refused, not unknown: {}",
         text(&res)
     );
-    let list = assert_page(
-        &app.send(browser(Method::GET, "/settings/api-keys", Some(&root)))
-            .await,
-        200,
-    );
+    let list = open(&app, &root, "/settings/api-keys").await;
     assert!(!list.contains(&secret));
 
     // A refusal: the form again, 422, the problem under its field and the values kept.
@@ -109,10 +101,7 @@ async fn api_keys_are_listed_created_with_their_secret_once_and_revoked() {
         .await;
     assert_eq!(res.status, 204);
     let next = res.header("hx-redirect").unwrap().to_owned();
-    let page = assert_page(
-        &app.send(browser(Method::GET, &next, Some(&root))).await,
-        200,
-    );
+    let page = open(&app, &root, &next).await;
     assert!(page.contains("Key revoked."), "{page}");
     assert!(page.contains(r#"<span class="tag state-revoked">revoked</span>"#));
 }
@@ -127,11 +116,7 @@ async fn who_may_only_see_keys_gets_no_form_and_only_a_super_admin_binds_super_a
         403,
     );
     let viewer = signed_in_with(&app, "viewer@example.com", &["can-show-api-keys"]).await;
-    let page = assert_page(
-        &app.send(browser(Method::GET, "/settings/api-keys", Some(&viewer)))
-            .await,
-        200,
-    );
+    let page = open(&app, &viewer, "/settings/api-keys").await;
     assert!(page.contains("<td>editor-key</td>"));
     assert!(
         !page.contains("New key") && !page.contains("hx-delete"),
@@ -143,11 +128,7 @@ async fn who_may_only_see_keys_gets_no_form_and_only_a_super_admin_binds_super_a
         &["can-show-api-keys", "can-manage-api-keys"],
     )
     .await;
-    let page = assert_page(
-        &app.send(browser(Method::GET, "/settings/api-keys", Some(&manager)))
-            .await,
-        200,
-    );
+    let page = open(&app, &manager, "/settings/api-keys").await;
     assert!(
         page.contains(r#"<option value="editor">editor</option>"#),
         "{page}"
@@ -159,11 +140,7 @@ async fn who_may_only_see_keys_gets_no_form_and_only_a_super_admin_binds_super_a
 async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
     let app = TestApp::new(crate::support::blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let page = assert_page(
-        &app.send(browser(Method::GET, "/settings/project", Some(&root)))
-            .await,
-        200,
-    );
+    let page = open(&app, &root, "/settings/project").await;
     assert!(
         page.contains(r#"name="content_locales" value="en, de""#),
         "{page}"
@@ -247,11 +224,7 @@ async fn project_settings_are_shown_saved_and_refused_next_to_their_field() {
 async fn permissions_are_listed_deleted_and_added_back_from_the_catalog() {
     let app = TestApp::new(crate::support::blog()).await;
     let root = app.signed_in("root@example.com", &["super-admin"]).await;
-    let page = assert_page(
-        &app.send(browser(Method::GET, "/settings/permissions", Some(&root)))
-            .await,
-        200,
-    );
+    let page = open(&app, &root, "/settings/permissions").await;
     assert!(
         page.contains("<td><code>can-show-users</code></td>"),
         "{page}"
