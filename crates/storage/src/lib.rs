@@ -38,6 +38,7 @@ pub mod passkeys;
 pub mod permissions;
 mod pool;
 pub mod project;
+pub mod realtime;
 pub mod role_admin;
 pub mod roles;
 pub mod seed;
