@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use vellum_app::config::{
-    AdminArgs, BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RedisArgs, Switch,
+    AdminArgs, BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RealtimeArgs, RedisArgs, Switch,
 };
 
 use crate::error::ServerError;
@@ -54,6 +54,8 @@ pub(crate) struct Config {
     pub(crate) transforms: TransformArgs,
     #[command(flatten)]
     pub(crate) admin: AdminArgs,
+    #[command(flatten)]
+    pub(crate) realtime: RealtimeArgs,
 }
 
 /// Image transforms: how much memory, time and concurrency they get, and how much of the store
@@ -229,6 +231,7 @@ impl Config {
                 floor_bytes: transforms.derivative_floor,
             },
             identity: self.admin.identity(),
+            realtime: self.realtime.realtime(),
             ..vellum_http::HttpConfig::default()
         })
     }

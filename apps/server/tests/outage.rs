@@ -99,7 +99,7 @@ async fn a_database_outage_gives_503_quickly_and_the_server_recovers_without_res
     let ready = server.get("/health/ready", None).await;
     assert_eq!(
         ready.json(),
-        json!({"status": "ok", "checks": {"database": "ok"}})
+        json!({"status": "ok", "checks": {"database": "ok"}, "realtime": "postgres"})
     );
     let list = server.get(ITEMS, None).await;
     assert_eq!(list.status, 200, "{}", list.text());
@@ -127,7 +127,7 @@ async fn a_database_outage_gives_503_quickly_and_the_server_recovers_without_res
     .await;
     assert_eq!(
         ready.json(),
-        json!({"status": "failed", "checks": {"database": "failed"}}),
+        json!({"status": "failed", "checks": {"database": "failed"}, "realtime": "postgres"}),
         "ready body during the outage"
     );
     eprintln!("database outage: /health/ready 503 after {took:?}");
@@ -212,7 +212,7 @@ async fn a_redis_outage_serves_uncached_and_the_cache_recovers_without_stale_ans
 
     assert_eq!(
         server.get("/health/ready", None).await.json(),
-        json!({"status": "ok", "checks": {"database": "ok", "redis": "ok"}})
+        json!({"status": "ok", "checks": {"database": "ok", "redis": "ok"}, "realtime": "redis"})
     );
     let first = server.get(ITEMS, None).await;
     assert_eq!(first.status, 200, "{}", first.text());
@@ -315,6 +315,6 @@ async fn a_redis_outage_serves_uncached_and_the_cache_recovers_without_stale_ans
     eprintln!("redis outage: ready and caching {took:?} after the proxy restarted");
     assert_eq!(
         server.get("/health/ready", None).await.json(),
-        json!({"status": "ok", "checks": {"database": "ok", "redis": "ok"}})
+        json!({"status": "ok", "checks": {"database": "ok", "redis": "ok"}, "realtime": "redis"})
     );
 }

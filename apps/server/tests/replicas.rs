@@ -64,7 +64,7 @@ impl Cluster {
         let ready = a.get("/health/ready", None).await;
         assert_eq!(
             ready.json(),
-            json!({"status": "ok", "checks": {"database": "ok", "redis": "ok"}}),
+            json!({"status": "ok", "checks": {"database": "ok", "redis": "ok"}, "realtime": "redis"}),
             "replica A /health/ready with Redis configured"
         );
 

@@ -55,6 +55,8 @@ pub struct AppConfig {
     pub transform_worker_memory: u64,
     /// Sessions, password hashing and mail of the admin app.
     pub identity: IdentityConfig,
+    /// The realtime server (issue 20): credentials, limits, timeouts.
+    pub realtime: crate::realtime::RealtimeConfig,
 }
 
 /// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
@@ -142,6 +144,7 @@ impl Default for AppConfig {
             transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
             derivative_cap: DerivativeCap::DEFAULT,
             identity: IdentityConfig::default(),
+            realtime: crate::realtime::RealtimeConfig::default(),
         }
     }
 }

@@ -220,6 +220,64 @@ impl AdminArgs {
     }
 }
 
+/// The realtime server (issue 20): its credentials and limits.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RealtimeArgs {
+    /// The app key clients connect with (`/app/{key}`); with VELLUM_REALTIME_SECRET. Unset,
+    /// a key and secret are generated once and stored with the project.
+    #[arg(long, env = "VELLUM_REALTIME_KEY", requires = "realtime_secret")]
+    pub realtime_key: Option<String>,
+
+    /// The secret that signs channel subscriptions; with VELLUM_REALTIME_KEY.
+    #[arg(
+        long,
+        env = "VELLUM_REALTIME_SECRET",
+        hide_env_values = true,
+        requires = "realtime_key"
+    )]
+    pub realtime_secret: Option<String>,
+
+    /// Relay `client-*` events (laravel-echo's whisper) between the subscribers of a private or
+    /// presence channel (`on`/`off`, `true`/`false`).
+    #[arg(long, env = "VELLUM_REALTIME_CLIENT_EVENTS", default_value = "off", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub realtime_client_events: bool,
+
+    /// Sockets one process holds at most; more are closed with 4100 (reconnect later).
+    #[arg(long, env = "VELLUM_REALTIME_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub realtime_max_connections: u64,
+
+    /// Seconds a replica's presence lease lasts: the members of a replica that dies without
+    /// cleaning up disappear within this plus a third of it (renewals run three times a lease).
+    #[arg(long, env = "VELLUM_REALTIME_LEASE", default_value = "30", value_parser = parse_lease)]
+    pub realtime_lease: std::time::Duration,
+}
+
+/// A lease: 1 to 3,600 seconds, fractions allowed.
+fn parse_lease(raw: &str) -> Result<std::time::Duration, String> {
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && (1.0..=3_600.0).contains(s))
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("\"{raw}\" is not a number of seconds from 1 to 3600"))
+}
+
+impl RealtimeArgs {
+    /// The realtime server's configuration (the rest at its defaults).
+    #[must_use]
+    pub fn realtime(&self) -> crate::realtime::RealtimeConfig {
+        crate::realtime::RealtimeConfig {
+            key: self.realtime_key.clone(),
+            secret: self.realtime_secret.clone(),
+            client_events: self.realtime_client_events,
+            max_connections: usize::try_from(self.realtime_max_connections).unwrap_or(usize::MAX),
+            lease: self.realtime_lease,
+            heartbeat: self.realtime_lease / 3,
+            ..crate::realtime::RealtimeConfig::default()
+        }
+    }
+}
+
 /// The log output: what is logged and in which form (always to stderr, see
 /// [`crate::telemetry::init`]).
 #[derive(Debug, Clone, clap::Args)]

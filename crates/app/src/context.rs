@@ -12,6 +12,7 @@ use vellum_storage::{Database, StorageError};
 use crate::app_config::AppConfig;
 use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
 use crate::identity::Identity;
+use crate::realtime::{Credentials, Fanout, Realtime};
 use crate::snapshot::{MAX_REMEMBERED_KEYS, Snapshot, differs};
 use crate::transforms::{TransformStats, Transforms};
 
@@ -88,9 +89,35 @@ struct Inner {
     /// The readiness probe's write check (`/health/ready`), told of storage failures by
     /// `middleware::watch_storage`.
     write_check: vellum_storage::WriteCheck,
+    /// The realtime hub: this process's sockets and the fan-out to the other replicas.
+    realtime: Realtime,
 }
 
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The realtime hub over the configured fan-out: Redis when the cache is there, else PostgreSQL
+/// `NOTIFY` on PostgreSQL, else in-process. Its credentials are the configured ones, or the
+/// project's stored ones (generated once).
+async fn start_realtime(
+    db: &Database,
+    config: &AppConfig,
+    redis: Option<&Arc<RedisBackend>>,
+) -> Result<Realtime, StorageError> {
+    let settings = &config.realtime;
+    let credentials = match (&settings.key, &settings.secret) {
+        (Some(key), Some(secret)) => Credentials::new(key.clone(), secret.clone()),
+        _ => {
+            let stored = vellum_storage::realtime::credentials(db).await?;
+            Credentials::new(stored.key, stored.secret)
+        }
+    };
+    let fanout = match (redis, db.backend()) {
+        (Some(redis), _) => Fanout::Redis(Arc::clone(redis)),
+        (None, vellum_storage::Backend::Postgres) => Fanout::Postgres(db.clone()),
+        (None, vellum_storage::Backend::Sqlite) => Fanout::Local,
+    };
+    Ok(Realtime::start(settings.clone(), credentials, &fanout))
+}
 
 impl AppState {
     /// State with the in-process cache and epoch (or no cache when `config.cache` is false) and an
@@ -140,6 +167,7 @@ impl AppState {
             op: "starting the sign-in services",
             source: std::io::Error::other(e.to_string()),
         })?;
+        let realtime = start_realtime(&db, &config, backends.redis.as_ref()).await?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
@@ -154,8 +182,15 @@ impl AppState {
                 rebuilding: tokio::sync::Mutex::new(()),
                 touched: Mutex::new(HashMap::new()),
                 write_check: vellum_storage::WriteCheck::default(),
+                realtime,
             }),
         })
+    }
+
+    /// The realtime hub (issue 20).
+    #[must_use]
+    pub fn realtime(&self) -> &Realtime {
+        &self.inner.realtime
     }
 
     #[must_use]

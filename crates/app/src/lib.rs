@@ -43,6 +43,7 @@ pub mod presentation;
 pub mod principal;
 pub mod project_settings;
 pub mod query;
+pub mod realtime;
 pub mod render;
 pub mod resources;
 pub mod roles;

@@ -546,6 +546,8 @@ pub async fn delete(state: &AppState, principal: &Principal, id: &str) -> Result
     principal.require_super_admin_if(holds_super_admin(state.db(), id).await?)?;
     stored::soft_delete_user(state.db(), id).await?;
     crate::accounts::end_user_sessions(state, id).await?;
+    // Their live subscriptions end on every replica (the chat and user channels they held).
+    state.realtime().revoke(&id.to_string(), None).await;
     activity::record(
         state,
         Some(principal.user_id()),
@@ -605,6 +607,7 @@ pub async fn force_delete(
     stored::force_delete_user(state.db(), id).await?;
     // The database's sessions went with the row; a shared store (Redis) forgets them here.
     crate::accounts::end_user_sessions(state, id).await?;
+    state.realtime().revoke(&id.to_string(), None).await;
     activity::record(
         state,
         Some(principal.user_id()),

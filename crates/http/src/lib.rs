@@ -38,6 +38,7 @@ use actix_web::{App, HttpResponse, web};
 use serde_json::json;
 
 pub use error::ApiError;
+pub use vellum_app::realtime;
 pub use vellum_app::transforms;
 /// The application layer's state and configuration, under the names the server and the tests
 /// have always used.
@@ -68,6 +69,7 @@ pub fn app(
         .service(routes::health::up)
         .service(routes::health::live)
         .service(routes::health::ready)
+        .route("/app/{key}", web::get().to(routes::realtime::socket))
         .service(
             web::scope("/api/v1")
                 .wrap(from_fn(middleware::response_cache))
@@ -107,6 +109,7 @@ pub fn app(
                 .service(routes::account::show)
                 .service(routes::account::sessions)
                 .service(routes::account::revoke_sessions)
+                .service(routes::realtime::authorize)
                 .configure(routes::passkeys::register)
                 .service(routes::dashboard::show)
                 .service(routes::activity::list)

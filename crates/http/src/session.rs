@@ -151,7 +151,9 @@ pub async fn admin_session(
         let err = ApiError::Internal("the application state is missing".into());
         return Ok(req.into_response(err.error_response()));
     };
-    let json = wants_json(req.request());
+    // The channel authorization endpoint answers its socket client (pusher-js sends `*/*`),
+    // never a page or a redirect.
+    let json = wants_json(req.request()) || req.path() == "/broadcasting/auth";
     let browser = !json && accepts_html(req.request());
     if cross_site(req.request(), &edge) {
         let res = req.into_response(ApiError::CrossSite.error_response());

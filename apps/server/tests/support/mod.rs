@@ -114,6 +114,8 @@ pub mod redis_db {
     pub const REPLICAS_SETTINGS: u8 = 11;
     pub const REPLICAS_KILL: u8 = 12;
     pub const OUTAGE_REDIS: u8 = 13;
+    pub const REALTIME_KILL: u8 = 14;
+    pub const REALTIME_OUTAGE: u8 = 15;
 }
 
 /// `base` (`redis://host:port[/n]`) pointed at database `db`, which is emptied (`FLUSHDB`) first.

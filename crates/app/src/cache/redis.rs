@@ -80,6 +80,9 @@ pub struct RedisBackend {
     last_epoch: AtomicU64,
     /// Local writes while Redis was down: their bump is still owed to the shared epoch.
     owed_bumps: AtomicU64,
+    /// For the realtime fan-out's pub/sub connection, which cannot come from the pool. May
+    /// hold a password: never logged.
+    url: String,
 }
 
 impl fmt::Debug for RedisBackend {
@@ -124,7 +127,18 @@ impl RedisBackend {
             failed_at: AtomicU64::new(0),
             last_epoch: AtomicU64::new(0),
             owed_bumps: AtomicU64::new(0),
+            url: url.to_owned(),
         })
+    }
+
+    /// A client for a dedicated connection (pub/sub), configured as the pool's.
+    pub(crate) fn client(&self) -> Result<redis::Client, RedisError> {
+        redis::Client::open(self.url.as_str()).map_err(RedisError::Command)
+    }
+
+    /// This backend's key prefix.
+    pub(crate) fn namespace(&self) -> &str {
+        &self.namespace
     }
 
     /// Puts every key under `namespace` instead of [`DEFAULT_NAMESPACE`]: projects (or tests)

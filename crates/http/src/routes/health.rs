@@ -19,6 +19,7 @@ pub async fn live() -> HttpResponse {
 }
 
 /// Checks each dependency (the database, and Redis when configured); 503 when one fails. The failure's cause goes to the log only.
+/// `realtime` names the realtime fan-out's backend: `local`, `redis` or `postgres`.
 ///
 /// `checks.database` covers reads and writes: the database answers, and a write can commit
 /// ([`vellum_storage::WriteCheck::check`]). A full disk failed every write while reads, and this
@@ -32,9 +33,12 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
     if let Some(redis) = readiness.redis {
         checks.insert("redis".to_owned(), word(redis).into());
     }
+    // The realtime fan-out is named, not checked: its backend is the database or Redis, both
+    // checked above, and its listener reconnects by itself (logging when it drops and returns).
     let body = json!({
         "status": word(readiness.healthy()),
         "checks": checks,
+        "realtime": state.realtime().backend(),
     });
     if readiness.healthy() {
         HttpResponse::Ok().json(body)

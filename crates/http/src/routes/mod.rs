@@ -18,6 +18,7 @@ pub mod passkeys;
 pub mod people_pages;
 pub mod permissions;
 pub mod presentation;
+pub mod realtime;
 pub mod role_pages;
 pub mod roles;
 pub mod schema;

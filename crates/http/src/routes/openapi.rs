@@ -90,6 +90,7 @@ pub async fn serve() -> HttpResponse {
         super::account::show,
         super::account::sessions,
         super::account::revoke_sessions,
+        super::realtime::authorize,
         super::dashboard::show,
         super::activity::list,
         super::roles::list,
@@ -185,7 +186,7 @@ pub async fn serve() -> HttpResponse {
             FileWritten, FileWriteEnvelope,
             admin::PasswordSignIn, admin::CodeRequest, admin::CodeSignIn, admin::Account,
             admin::AccountEnvelope, admin::SignInMethods, admin::SignInMethodList, admin::PasskeyItem, admin::PasskeyEnvelope, admin::PasskeyList, admin::Ceremony, admin::CeremonyEnvelope, admin::PasskeyRegistration, admin::PasskeySignIn, admin::Message, admin::Session, admin::SessionList,
-            admin::RevokedCount, admin::Revoked,
+            admin::RevokedCount, admin::Revoked, admin::ChannelAuthRequest, admin::ChannelAuth,
             access::CollectionGrant, access::FileGrants, access::RoleSummary, access::RolePage,
             access::Role, access::RoleEnvelope, access::PermissionOption, access::CollectionOption,
             access::RoleForm, access::RoleFormEnvelope, access::RoleEdit, access::RoleEditEnvelope,
@@ -253,6 +254,7 @@ pub async fn serve() -> HttpResponse {
         (name = "files", description = "Files, folders, content and image transforms"),
         (name = "meta", description = "This description"),
         (name = "admin: account", description = "Admin app: sign-in, sessions and the signed-in account (paths relative to the site root, session cookie)"),
+        (name = "admin: realtime", description = "Admin app: signing a socket's subscription to a private or presence channel (the WebSocket itself, `GET /app/{key}?protocol=7`, speaks the Pusher protocol; see docs/realtime.md)"),
         (name = "admin: dashboard", description = "Admin app: the dashboard's counts"),
         (name = "admin: roles", description = "Admin app: roles, their admin permissions and both matrices (`{role}` is the role's id)"),
         (name = "admin: permissions", description = "Admin app: the admin permission rows, limited to the catalog"),
@@ -341,7 +343,7 @@ mod tests {
         // + 11 schema routes, + 13 item routes; issue 29's file manager: + 9 browse, folder,
         // metadata, tag and favorite routes, + 5 upload, replace, copy and download (GET and
         // HEAD), + 5 delete, restore, force delete, usage and bulk.
-        assert_eq!(operations.len(), 116);
+        assert_eq!(operations.len(), 117);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -352,7 +354,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 116, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 117, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

@@ -187,3 +187,25 @@ pub struct PasskeySignIn {
     #[schema(value_type = Object)]
     pub credential: serde_json::Value,
 }
+
+/// `POST /broadcasting/auth`'s body (form, as pusher-js sends it, or JSON).
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ChannelAuthRequest {
+    /// The socket's id from `pusher:connection_established` (`\\d+\\.\\d+`).
+    #[schema(example = "1234.5678")]
+    pub socket_id: String,
+    /// `private-App.Models.User.{id}` or `presence-chat.{chat_id}`.
+    #[schema(example = "private-App.Models.User.1")]
+    pub channel_name: String,
+}
+
+/// A signed channel subscription.
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ChannelAuth {
+    /// `key:hex(HMAC-SHA256(secret, socket_id:channel[:channel_data]))`.
+    pub auth: String,
+    /// Presence channels only: `{"user_id", "user_info": {"id", "name"}}` as a JSON string.
+    pub channel_data: Option<String>,
+}

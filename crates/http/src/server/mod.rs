@@ -85,6 +85,15 @@ pub fn serve(state: AppState, listener: TcpListener, options: ServeOptions) -> i
     // When the server stops, idle keep-alive connections close at once instead of holding the
     // graceful stop until their keep-alive ends (as `HttpServer` does).
     let stopping = builder.graceful_shutdown_signal();
+    // Sockets of the realtime server would hold the graceful stop until its timeout: they are
+    // closed at once with 4200 (clients reconnect to another replica) and this replica's
+    // presence members are withdrawn.
+    let realtime = state.realtime().clone();
+    let realtime_stop = builder.graceful_shutdown_signal();
+    tokio::spawn(async move {
+        realtime_stop.notified().await;
+        realtime.shutdown().await;
+    });
     let builder = builder.listen("vellum", listener, move || {
         let app = crate::app(state.clone())
             .into_factory()

@@ -77,7 +77,7 @@ async fn without_redis_the_api_serves_uncached_and_readiness_fails() {
     assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(
         ready.json(),
-        json!({"status": "failed", "checks": {"database": "ok", "redis": "failed"}})
+        json!({"status": "failed", "checks": {"database": "ok", "redis": "failed"}, "realtime": "redis"})
     );
     assert_eq!(
         get(&state, None, "/health/live").await.status,

@@ -230,10 +230,18 @@ pub const REDIS_ENV: &str = "VELLUM_TEST_REDIS_URL";
 /// passing Redis check when the apps use Redis.
 pub fn ready_body(status: &str, database: &str) -> Value {
     let mut checks = serde_json::json!({"database": database});
-    if std::env::var(REDIS_ENV).is_ok_and(|u| !u.trim().is_empty()) {
+    let redis = std::env::var(REDIS_ENV).is_ok_and(|u| !u.trim().is_empty());
+    if redis {
         checks["redis"] = "ok".into();
     }
-    serde_json::json!({"status": status, "checks": checks})
+    let postgres =
+        std::env::var(vellum_storage::testing::POSTGRES_ENV).is_ok_and(|u| !u.trim().is_empty());
+    let realtime = match (redis, postgres) {
+        (true, _) => "redis",
+        (false, true) => "postgres",
+        (false, false) => "local",
+    };
+    serde_json::json!({"status": status, "checks": checks, "realtime": realtime})
 }
 
 /// The app state over `conn`: in-process cache and epoch, or Redis when [`REDIS_ENV`] is set.

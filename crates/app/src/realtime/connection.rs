@@ -1,0 +1,295 @@
+//! One socket's side of the protocol: reads the client's frames, answers them, and holds the
+//! socket's queue of frames to send. The HTTP layer owns the WebSocket and the timers; this
+//! decides what every frame means. Dropping a [`Connection`] removes the socket and its presence.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::Value as Json;
+use tokio::sync::mpsc;
+
+use super::Hub;
+use super::presence::{Member, roster};
+use super::protocol::{self, ChannelKind, Incoming, close};
+use super::registry::{Closer, LocalId, SubscribeRefusal, Subscription};
+
+/// What to do after a frame: frames to send now, then maybe a close.
+#[derive(Debug, Default, PartialEq)]
+pub struct Reply {
+    pub frames: Vec<Bytes>,
+    pub close: Option<(u16, &'static str)>,
+}
+
+impl Reply {
+    fn send(frame: Bytes) -> Self {
+        Self {
+            frames: vec![frame],
+            close: None,
+        }
+    }
+}
+
+/// Resolves with a close code once the server wants the socket closed.
+#[derive(Debug, Clone)]
+pub struct CloseSignal(Arc<Closer>);
+
+impl CloseSignal {
+    pub async fn requested(&self) -> u16 {
+        self.0.requested().await
+    }
+}
+
+/// One accepted socket.
+#[derive(Debug)]
+pub struct Connection {
+    hub: Arc<Hub>,
+    id: LocalId,
+    socket_id: String,
+    rx: mpsc::Receiver<Bytes>,
+    closer: Arc<Closer>,
+    /// Client events sent in the current one-second window.
+    window: (Instant, u32),
+}
+
+impl Connection {
+    pub(super) fn new(
+        hub: Arc<Hub>,
+        id: LocalId,
+        rx: mpsc::Receiver<Bytes>,
+        closer: Arc<Closer>,
+    ) -> Self {
+        let socket_id = hub.socket_id(id);
+        Self {
+            hub,
+            id,
+            socket_id,
+            rx,
+            closer,
+            window: (Instant::now(), 0),
+        }
+    }
+
+    /// `\d+\.\d+`, unique across replicas.
+    #[must_use]
+    pub fn socket_id(&self) -> &str {
+        &self.socket_id
+    }
+
+    /// The first frame to send.
+    #[must_use]
+    pub fn established(&self) -> Bytes {
+        protocol::connection_established(
+            &self.socket_id,
+            self.hub.config.activity_timeout.as_secs(),
+        )
+    }
+
+    /// The next queued frame (events of subscribed channels); `None` once the socket is gone.
+    pub async fn outbound(&mut self) -> Option<Bytes> {
+        self.rx.recv().await
+    }
+
+    /// What tells the socket's task that the server wants it closed (its queue filled, the
+    /// server stops); awaited beside [`Connection::outbound`].
+    #[must_use]
+    pub fn close_signal(&self) -> CloseSignal {
+        CloseSignal(Arc::clone(&self.closer))
+    }
+
+    /// Answers one text frame from the client.
+    pub async fn handle(&mut self, text: &str) -> Reply {
+        let incoming = match Incoming::parse(text) {
+            Ok(incoming) => incoming,
+            Err(err) => return Reply::send(protocol::error(None, &err.to_string())),
+        };
+        match incoming {
+            Incoming::Ping => Reply::send(protocol::pong()),
+            Incoming::Pong | Incoming::Other(_) => Reply::default(),
+            Incoming::Subscribe {
+                channel,
+                auth,
+                channel_data,
+            } => {
+                self.subscribe(&channel, auth.as_deref(), channel_data.as_deref())
+                    .await
+            }
+            Incoming::Unsubscribe { channel } => {
+                if let Some(subscription) = self.hub.registry.unsubscribe(self.id, &channel)
+                    && let Some(member) = subscription.member
+                {
+                    self.hub.leave(&channel, &member.user_id).await;
+                }
+                Reply::default()
+            }
+            Incoming::ClientEvent {
+                event,
+                channel,
+                data,
+            } => self.client_event(&event, &channel, &data).await,
+        }
+    }
+
+    async fn subscribe(
+        &mut self,
+        channel: &str,
+        auth: Option<&str>,
+        channel_data: Option<&str>,
+    ) -> Reply {
+        let refuse =
+            |status, message| Reply::send(protocol::subscription_error(channel, status, message));
+        let Some(kind) = protocol::channel_kind(channel) else {
+            return refuse(
+                403,
+                "Only private- and presence- channels with valid names are served.",
+            );
+        };
+        let channel_data = match kind {
+            ChannelKind::Presence => match channel_data {
+                Some(data) => Some(data),
+                None => return refuse(401, "A presence channel needs channel_data."),
+            },
+            ChannelKind::Private => None,
+        };
+        let signed = auth.is_some_and(|auth| {
+            self.hub
+                .credentials
+                .verify(auth, &self.socket_id, channel, channel_data)
+        });
+        if !signed {
+            return refuse(401, "Invalid signature.");
+        }
+        let member = match channel_data.map(parse_member) {
+            Some(Some(member)) => Some(member),
+            Some(None) => return refuse(401, "channel_data must hold a user_id."),
+            None => None,
+        };
+        let user = match &member {
+            Some(member) => Some(member.user_id.clone()),
+            None => channel
+                .strip_prefix("private-App.Models.User.")
+                .map(str::to_owned),
+        };
+        let subscription = Subscription {
+            kind,
+            user,
+            member: member.clone(),
+        };
+        let added = match self.hub.registry.subscribe(
+            self.id,
+            channel,
+            subscription,
+            self.hub.config.max_subscriptions,
+        ) {
+            Ok(added) => added,
+            Err(SubscribeRefusal::TooMany) => {
+                return refuse(403, "This socket holds as many subscriptions as it may.");
+            }
+            Err(SubscribeRefusal::Gone) => return Reply::default(),
+        };
+        let Some(member) = member else {
+            return Reply::send(protocol::subscription_succeeded(channel, "{}"));
+        };
+        let first = if added {
+            match self.hub.presence.join(channel, &member).await {
+                Ok(first) => first,
+                Err(err) => {
+                    tracing::warn!(error = %crate::error_chain(&err), "realtime: presence join failed");
+                    false
+                }
+            }
+        } else {
+            false
+        };
+        let members = match self.hub.presence.members(channel).await {
+            Ok(members) if members.iter().any(|m| m.user_id == member.user_id) => members,
+            Ok(mut members) => {
+                members.push(member.clone());
+                members
+            }
+            Err(err) => {
+                tracing::warn!(error = %crate::error_chain(&err), "realtime: presence members unavailable");
+                vec![member.clone()]
+            }
+        };
+        if first {
+            self.hub
+                .member_added(channel, &member, Some(self.socket_id.clone()))
+                .await;
+        }
+        Reply::send(protocol::subscription_succeeded(channel, &roster(&members)))
+    }
+
+    async fn client_event(&mut self, event: &str, channel: &str, data: &Json) -> Reply {
+        if !self.hub.config.client_events {
+            return Reply::send(protocol::error(None, "Client events are not enabled."));
+        }
+        let Some(subscription) = self.hub.registry.subscription(self.id, channel) else {
+            return Reply::send(protocol::error(
+                None,
+                "Client events need a subscription to their channel.",
+            ));
+        };
+        let now = Instant::now();
+        if now.duration_since(self.window.0) >= Duration::from_secs(1) {
+            self.window = (now, 0);
+        }
+        self.window.1 += 1;
+        if self.window.1 > self.hub.config.client_event_rate {
+            return Reply::send(protocol::error(
+                Some(close::CLIENT_EVENT_RATE),
+                "Too many client events per second.",
+            ));
+        }
+        // Presence client events say who sent them, as Pusher's do.
+        let user_id = subscription.member.map(|member| member.user_id);
+        self.hub
+            .emit_as(
+                channel,
+                event,
+                data.to_string(),
+                Some(self.socket_id.clone()),
+                user_id,
+            )
+            .await;
+        Reply::default()
+    }
+}
+
+/// The member a presence subscription's `channel_data` names (`user_id` a string or number).
+fn parse_member(data: &str) -> Option<Member> {
+    let value: Json = serde_json::from_str(data).ok()?;
+    let user_id = match value.get("user_id")? {
+        Json::String(id) if !id.is_empty() => id.clone(),
+        Json::Number(id) => id.to_string(),
+        _ => return None,
+    };
+    Some(Member {
+        user_id,
+        user_info: value.get("user_info").cloned().unwrap_or(Json::Null),
+    })
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let subscriptions = self.hub.registry.remove(self.id);
+        if !self.hub.alive() {
+            return;
+        }
+        let members: Vec<(String, String)> = subscriptions
+            .into_iter()
+            .filter_map(|(channel, s)| s.member.map(|m| (channel, m.user_id)))
+            .collect();
+        if members.is_empty() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let hub = Arc::clone(&self.hub);
+            runtime.spawn(async move {
+                for (channel, user) in members {
+                    hub.leave(&channel, &user).await;
+                }
+            });
+        }
+    }
+}
