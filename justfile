@@ -48,6 +48,11 @@ schemathesis:
 browser:
     .ci/run browser
 
+# The realtime suite (unmodified pusher-js and laravel-echo from npm, tests/realtime) against the
+# debug server; with local Redis, two replicas too.
+realtime:
+    .ci/run services realtime
+
 # The HTTP benchmark of docs/benchmarks.md (release build, about 3 minutes at 10 s per scenario).
 bench-http SECONDS="10":
     bench/run.sh {{SECONDS}}
