@@ -56,7 +56,7 @@ pub struct AppConfig {
     /// Sessions, password hashing and mail of the admin app.
     pub identity: IdentityConfig,
     /// The realtime server (issue 20): credentials, limits, timeouts.
-    pub realtime: crate::realtime::RealtimeConfig,
+    pub realtime: RealtimeConfig,
 }
 
 /// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
@@ -144,7 +144,51 @@ impl Default for AppConfig {
             transform_worker_memory: 2 * DEFAULT_TRANSFORM_MEMORY,
             derivative_cap: DerivativeCap::DEFAULT,
             identity: IdentityConfig::default(),
-            realtime: crate::realtime::RealtimeConfig::default(),
+            realtime: RealtimeConfig::default(),
+        }
+    }
+}
+
+/// How the realtime server (`crate::realtime`) behaves; [`Default`] gives the documented defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealtimeConfig {
+    /// `VELLUM_REALTIME_KEY` / `VELLUM_REALTIME_SECRET`; generated and stored when unset.
+    pub key: Option<String>,
+    pub secret: Option<String>,
+    /// Relay `client-*` events (off: refused with `pusher:error`).
+    pub client_events: bool,
+    /// Client events one socket may send per second.
+    pub client_event_rate: u32,
+    /// Sockets one process holds at most (more get 4100 and are closed).
+    pub max_connections: usize,
+    /// Channels one socket may be subscribed to.
+    pub max_subscriptions: usize,
+    /// Frames waiting for one socket; a full queue closes it with 4200.
+    pub queue: usize,
+    /// Silence after which the server pings (sent to clients as `activity_timeout`).
+    pub activity_timeout: Duration,
+    /// How long the pong may take before the socket is closed with 4201.
+    pub pong_timeout: Duration,
+    /// A replica's presence lease: its members outlive a crash by at most this plus
+    /// `heartbeat`.
+    pub lease: Duration,
+    pub heartbeat: Duration,
+}
+
+impl Default for RealtimeConfig {
+    fn default() -> Self {
+        Self {
+            key: None,
+            secret: None,
+            client_events: false,
+            client_event_rate: 10,
+            max_connections: 10_000,
+            max_subscriptions: 100,
+            queue: 256,
+            activity_timeout: Duration::from_secs(120),
+            pong_timeout: Duration::from_secs(30),
+            lease: Duration::from_secs(30),
+            heartbeat: Duration::from_secs(10),
         }
     }
 }

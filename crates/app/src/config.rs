@@ -265,15 +265,15 @@ fn parse_lease(raw: &str) -> Result<std::time::Duration, String> {
 impl RealtimeArgs {
     /// The realtime server's configuration (the rest at its defaults).
     #[must_use]
-    pub fn realtime(&self) -> crate::realtime::RealtimeConfig {
-        crate::realtime::RealtimeConfig {
+    pub fn realtime(&self) -> crate::app_config::RealtimeConfig {
+        crate::app_config::RealtimeConfig {
             key: self.realtime_key.clone(),
             secret: self.realtime_secret.clone(),
             client_events: self.realtime_client_events,
             max_connections: usize::try_from(self.realtime_max_connections).unwrap_or(usize::MAX),
             lease: self.realtime_lease,
             heartbeat: self.realtime_lease / 3,
-            ..crate::realtime::RealtimeConfig::default()
+            ..crate::app_config::RealtimeConfig::default()
         }
     }
 }

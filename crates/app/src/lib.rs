@@ -18,6 +18,7 @@ pub mod actor;
 pub mod admin_items;
 pub mod api_keys;
 mod app_config;
+pub mod broadcasting;
 pub mod cache;
 pub mod collections;
 pub mod config;

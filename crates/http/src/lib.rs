@@ -25,6 +25,7 @@ mod routes;
 pub mod schemas;
 pub mod server;
 pub mod session;
+mod websocket;
 
 /// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
 pub mod openapi {

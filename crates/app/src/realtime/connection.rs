@@ -3,7 +3,7 @@
 //! decides what every frame means. Dropping a [`Connection`] removes the socket and its presence.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use serde_json::Value as Json;
@@ -48,8 +48,10 @@ pub struct Connection {
     socket_id: String,
     rx: mpsc::Receiver<Bytes>,
     closer: Arc<Closer>,
-    /// Client events sent in the current one-second window.
-    window: (Instant, u32),
+    /// Client event tokens left, and when they were counted: a bucket refilled at
+    /// `client_event_rate` per second holding two seconds' worth, so events a client sent at
+    /// the allowed rate and that queued up behind a pause are not refused when read in a burst.
+    tokens: (f64, Instant),
 }
 
 impl Connection {
@@ -60,13 +62,14 @@ impl Connection {
         closer: Arc<Closer>,
     ) -> Self {
         let socket_id = hub.socket_id(id);
+        let burst = f64::from(hub_rate_burst(&hub));
         Self {
             hub,
             id,
             socket_id,
             rx,
             closer,
-            window: (Instant::now(), 0),
+            tokens: (burst, Instant::now()),
         }
     }
 
@@ -230,12 +233,7 @@ impl Connection {
                 "Client events need a subscription to their channel.",
             ));
         };
-        let now = Instant::now();
-        if now.duration_since(self.window.0) >= Duration::from_secs(1) {
-            self.window = (now, 0);
-        }
-        self.window.1 += 1;
-        if self.window.1 > self.hub.config.client_event_rate {
+        if !self.take_token() {
             return Reply::send(protocol::error(
                 Some(close::CLIENT_EVENT_RATE),
                 "Too many client events per second.",
@@ -253,6 +251,24 @@ impl Connection {
             )
             .await;
         Reply::default()
+    }
+}
+
+/// The client event bucket's size: two seconds at the configured rate.
+fn hub_rate_burst(hub: &Hub) -> u32 {
+    hub.config.client_event_rate.saturating_mul(2)
+}
+
+impl Connection {
+    /// Takes one client event token, refilling the bucket for the time since the last.
+    fn take_token(&mut self) -> bool {
+        let now = Instant::now();
+        let rate = f64::from(self.hub.config.client_event_rate);
+        let elapsed = now.duration_since(self.tokens.1).as_secs_f64();
+        let tokens = (self.tokens.0 + elapsed * rate).min(f64::from(hub_rate_burst(&self.hub)));
+        let allowed = tokens >= 1.0;
+        self.tokens = (if allowed { tokens - 1.0 } else { tokens }, now);
+        allowed
     }
 }
 

@@ -6,13 +6,12 @@
 //! hub keeps this process's sockets ([`registry`]), counts presence members across replicas
 //! ([`presence`]) and fans events out to the other replicas ([`transport`]: in-process alone,
 //! Redis pub/sub, or PostgreSQL `NOTIFY`). Use cases publish with [`Realtime::broadcast`] and
-//! authorize subscriptions with [`channels::authorize`].
+//! authorize subscriptions with `crate::broadcasting::authorize`.
 //!
 //! Bounded by construction: sockets per process, subscriptions per socket, frames per socket
 //! queue (a full queue closes the socket with 4200 instead of slowing anyone), inbound frame size,
 //! client events per second.
 
-pub mod channels;
 mod connection;
 mod postgres;
 pub mod presence;
@@ -24,12 +23,12 @@ mod transport;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
 use vellum_storage::Database;
 
+pub use crate::app_config::RealtimeConfig;
 pub use connection::{CloseSignal, Connection, Reply};
 pub use presence::Member;
 pub use signature::Credentials;
@@ -38,50 +37,6 @@ use crate::cache::RedisBackend;
 use presence::{LocalPresence, PresenceChanges, PresenceStore};
 use registry::{Closer, Handle, LocalId, Registry};
 use transport::{Envelope, LocalTransport, Message, Transport};
-
-/// How the realtime server behaves; [`Default`] gives the documented defaults.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RealtimeConfig {
-    /// `VELLUM_REALTIME_KEY` / `VELLUM_REALTIME_SECRET`; generated and stored when unset.
-    pub key: Option<String>,
-    pub secret: Option<String>,
-    /// Relay `client-*` events (off: refused with `pusher:error`).
-    pub client_events: bool,
-    /// Client events one socket may send per second.
-    pub client_event_rate: u32,
-    /// Sockets one process holds at most (more get 4100 and are closed).
-    pub max_connections: usize,
-    /// Channels one socket may be subscribed to.
-    pub max_subscriptions: usize,
-    /// Frames waiting for one socket; a full queue closes it with 4200.
-    pub queue: usize,
-    /// Silence after which the server pings (sent to clients as `activity_timeout`).
-    pub activity_timeout: Duration,
-    /// How long the pong may take before the socket is closed with 4201.
-    pub pong_timeout: Duration,
-    /// A replica's presence lease: its members outlive a crash by at most this plus
-    /// `heartbeat`.
-    pub lease: Duration,
-    pub heartbeat: Duration,
-}
-
-impl Default for RealtimeConfig {
-    fn default() -> Self {
-        Self {
-            key: None,
-            secret: None,
-            client_events: false,
-            client_event_rate: 10,
-            max_connections: 10_000,
-            max_subscriptions: 100,
-            queue: 256,
-            activity_timeout: Duration::from_secs(120),
-            pong_timeout: Duration::from_secs(30),
-            lease: Duration::from_secs(30),
-            heartbeat: Duration::from_secs(10),
-        }
-    }
-}
 
 /// Where the other replicas are reached.
 #[derive(Debug, Clone)]
@@ -151,7 +106,10 @@ impl Realtime {
                     &node,
                     config.lease,
                 )),
-                Arc::new(redis::RedisTransport::new(Arc::clone(backend))),
+                Arc::new(redis::RedisTransport::new(
+                    Arc::clone(backend),
+                    credentials.key(),
+                )),
             ),
             Fanout::Postgres(db) => (
                 Arc::new(postgres::PostgresPresence::new(
@@ -200,6 +158,12 @@ impl Realtime {
     #[must_use]
     pub fn healthy(&self) -> bool {
         self.hub.transport.healthy()
+    }
+
+    /// Whether a graceful stop began (sockets are closing with 4200 on purpose).
+    #[must_use]
+    pub fn stopping(&self) -> bool {
+        self.hub.stopping.load(Ordering::Acquire)
     }
 
     /// Sockets open on this process now.

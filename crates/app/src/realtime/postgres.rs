@@ -87,7 +87,7 @@ impl PostgresTransport {
                             last = Some(seen);
                         }
                         Err(err) => {
-                            tracing::warn!(error = %crate::error_chain(&err), "realtime: cannot read notified events")
+                            tracing::warn!(error = %crate::error_chain(&err), "realtime: cannot read notified events");
                         }
                     },
                     Ok(None) => {

@@ -51,11 +51,14 @@ pub(crate) struct PresenceChanges {
     pub(crate) removed: Vec<(String, String)>,
 }
 
+/// A channel's members by user id: their socket count and signed member.
+type Members = HashMap<String, (u32, Member)>;
+
 /// Presence of a single process.
 #[derive(Debug, Default)]
 pub(crate) struct LocalPresence {
     /// channel → user → (sockets, member). A plain mutex, held for a map update only.
-    channels: Mutex<HashMap<String, HashMap<String, (u32, Member)>>>,
+    channels: Mutex<HashMap<String, Members>>,
 }
 
 #[async_trait]

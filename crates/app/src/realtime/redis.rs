@@ -2,7 +2,8 @@
 //! counts in hashes changed by Lua scripts (one atomic step each, so two tabs on two replicas
 //! never both count as a user's first), and a lease per node in a sorted set.
 //!
-//! Keys, under the backend's namespace: `rt:events` (the pub/sub channel), `rt:presence:{channel}`
+//! Keys, under the backend's namespace: `rt:events:{app key}` (the pub/sub channel: pub/sub
+//! ignores database numbers, so deployments sharing a Redis server are told apart by key), `rt:presence:{channel}`
 //! (user → sockets on every node), `rt:members:{channel}` (user → `user_info`),
 //! `rt:node:{node}` (`channel\nuser` → this node's sockets), `rt:nodes` (node → lease expiry,
 //! in Redis's own clock).
@@ -35,8 +36,10 @@ pub(crate) struct RedisTransport {
 }
 
 impl RedisTransport {
-    pub(crate) fn new(backend: Arc<RedisBackend>) -> Self {
-        let channel = backend.key("rt:events");
+    /// Pub/sub ignores Redis database numbers: the channel is named by the app key too, so
+    /// deployments sharing a Redis server (on different databases) never hear each other.
+    pub(crate) fn new(backend: Arc<RedisBackend>, app_key: &str) -> Self {
+        let channel = backend.key(&format!("rt:events:{app_key}"));
         Self {
             backend,
             channel,
