@@ -67,7 +67,7 @@ pub async fn run(args: &HoldArgs) -> Result<Report, BenchError> {
                 channel: args.channel.clone(),
                 permits: Arc::clone(&permits),
                 timeout: args.common.connect_timeout(),
-                also_private: None,
+                also_presence: None,
             };
             tokio::spawn(hold_one(opening, ready_tx.clone(), stop_rx.clone()))
         })
@@ -197,9 +197,9 @@ pub struct Opening {
     pub channel: String,
     pub permits: Arc<Semaphore>,
     pub timeout: Duration,
-    /// A private channel to subscribe to as well, after `channel` (the stalled subscribers'
-    /// flood channel).
-    pub also_private: Option<String>,
+    /// A presence channel to join as well, after `channel`, and as which user (the stalled
+    /// subscribers' flood channel).
+    pub also_presence: Option<(String, String)>,
 }
 
 impl Opening {
@@ -218,9 +218,15 @@ impl Opening {
         let attempt = async {
             let (mut ws, socket_id) = conn::open(&self.endpoint, options).await?;
             conn::subscribe(&mut ws, &subscribe_frame(&socket_id), &self.channel).await?;
-            if let Some(also) = &self.also_private {
-                let frame = protocol::subscribe_private(&self.key, &self.secret, &socket_id, also);
-                conn::subscribe(&mut ws, &frame, also).await?;
+            if let Some((channel, user)) = &self.also_presence {
+                let frame = protocol::subscribe_presence(
+                    &self.key,
+                    &self.secret,
+                    &socket_id,
+                    channel,
+                    user,
+                );
+                conn::subscribe(&mut ws, &frame, channel).await?;
             }
             Ok(ws)
         };

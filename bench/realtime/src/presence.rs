@@ -73,7 +73,7 @@ pub async fn run(args: &PresenceArgs) -> Result<Report, BenchError> {
         channel: args.channel.clone(),
         permits: Arc::clone(&permits),
         timeout: args.common.connect_timeout(),
-        also_private: None,
+        also_presence: None,
     };
     let t0 = Instant::now();
     let (seen_tx, mut seen_rx) = mpsc::unbounded_channel::<Seen>();

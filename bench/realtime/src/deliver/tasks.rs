@@ -164,15 +164,20 @@ pub async fn stalled(
 }
 
 /// Watches the kernel's TCP table once a second for the stalled sockets' connections (by
-/// their local and remote ports) until `stop`; returns, for each that left `ESTABLISHED`, the
-/// state it was first seen in (`CLOSE_WAIT`: the server closed it; `gone`: it was reset) and
-/// when, in seconds after `t0`.
+/// their local and remote ports) until `stop`. The server runs on this machine, so both ends
+/// are in the table: the client's end as (client port, server port), the server's as the
+/// reverse. Returns, for each end that left `ESTABLISHED`, which end, the state it was first
+/// seen in (`FIN_WAIT1` on the server's end: the server closed it with data still unsent;
+/// `gone`: the kernel dropped it) and when, in seconds after `t0`.
+///
+/// Reading cannot tell any of this while the run lasts: a stalled socket does not read, and a
+/// server end dropped without a reset leaves the client's end `ESTABLISHED` until it sends.
 pub async fn watch_tcp(
     mut ports: mpsc::UnboundedReceiver<(u16, u16)>,
     t0: Instant,
     mut stop: watch::Receiver<bool>,
-) -> Vec<(&'static str, f64)> {
-    let mut watched: HashMap<(u16, u16), Option<(&'static str, f64)>> = HashMap::new();
+) -> Vec<TcpEnd> {
+    let mut watched: HashMap<(u16, u16), [Option<StateSeen>; 2]> = HashMap::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -180,9 +185,9 @@ pub async fn watch_tcp(
             _ = tick.tick() => {}
         }
         while let Ok(pair) = ports.try_recv() {
-            watched.entry(pair).or_insert(None);
+            watched.entry(pair).or_insert([None, None]);
         }
-        if watched.values().all(Option::is_some) {
+        if watched.values().flatten().all(Option::is_some) {
             continue;
         }
         let table = ["/proc/net/tcp", "/proc/net/tcp6"]
@@ -191,17 +196,47 @@ pub async fn watch_tcp(
             .collect::<String>();
         let states = stats::tcp_states(&table);
         let now = t0.elapsed().as_secs_f64();
-        for (pair, end) in &mut watched {
-            if end.is_none() {
-                match states.get(pair) {
-                    Some(&state) if state == stats::TCP_ESTABLISHED => {}
-                    Some(&state) => *end = Some((stats::tcp_state_name(state), now)),
-                    None => *end = Some(("gone (reset)", now)),
+        for (&(client, server), ends) in &mut watched {
+            for (end, key) in ends.iter_mut().zip([(client, server), (server, client)]) {
+                if end.is_none() {
+                    match states.get(&key) {
+                        Some(&state) if state == stats::TCP_ESTABLISHED => {}
+                        Some(&state) => *end = Some((stats::tcp_state_name(state), now)),
+                        None => *end = Some(("gone", now)),
+                    }
                 }
             }
         }
     }
-    watched.into_values().flatten().collect()
+    watched
+        .into_values()
+        .flat_map(|[client, server]| {
+            let client = client.map(|(state, at)| TcpEnd {
+                side: "client",
+                state,
+                at,
+            });
+            let server = server.map(|(state, at)| TcpEnd {
+                side: "server",
+                state,
+                at,
+            });
+            client.into_iter().chain(server)
+        })
+        .collect()
+}
+
+/// A state other than `ESTABLISHED` and when it was first seen.
+type StateSeen = (&'static str, f64);
+
+/// One end of a stalled connection leaving `ESTABLISHED`.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpEnd {
+    /// `client` or `server`.
+    pub side: &'static str,
+    pub state: &'static str,
+    /// Seconds after publishing started (to the watcher's one-second resolution).
+    pub at: f64,
 }
 
 /// When one publisher sends: every `period`, starting at `offset` after the common start, so
@@ -234,6 +269,9 @@ pub struct PublisherStats {
     pub late_skipped: u64,
     pub pusher_errors: Tally,
     pub ended: Option<ConnError>,
+    /// When (seconds after the start) a presence member left its channel: on the flood
+    /// channel, when the server dropped a stalled socket.
+    pub members_removed: Vec<f64>,
 }
 
 /// Everything a publisher needs besides its socket.
@@ -290,6 +328,9 @@ pub async fn publisher(
                 }
                 Ok(Incoming::Error { code, .. }) => {
                     stats.pusher_errors.add(format!("pusher:error {code:?}"));
+                }
+                Ok(Incoming::MemberRemoved { .. }) => {
+                    stats.members_removed.push(p.start.elapsed().as_secs_f64());
                 }
                 Ok(_) => {}
                 Err(e) => {
