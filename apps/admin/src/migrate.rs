@@ -54,7 +54,8 @@ mod tests {
                 "m20261126_000005_collection_admin",
                 "m20261127_000006_file_manager",
                 "m20261127_000007_item_files",
-                "m20261128_000008_passkeys"
+                "m20261128_000008_passkeys",
+                "m20261129_000009_realtime"
             ] })
         );
         let mut again = Vec::new();
