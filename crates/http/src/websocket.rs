@@ -6,6 +6,7 @@
 //! filled, the server stops), and its activity timer: after `activity_timeout` of silence the
 //! server pings, and a socket that does not answer within `pong_timeout` is closed with 4201.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use actix_ws::{
@@ -15,7 +16,7 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use tokio::time::Instant;
 use vellum_app::realtime::protocol::{self, close};
-use vellum_app::realtime::{CloseSignal, Connection, Realtime, Refusal};
+use vellum_app::realtime::{Connection, Realtime, Refusal};
 
 /// Runs a socket: refused with its error and close code, or served until it closes.
 pub(crate) async fn run(
@@ -92,19 +93,26 @@ async fn pump(
     }
     let signal = connection.close_signal();
     let socket_id = connection.socket_id().to_owned();
-    let mut deadline = Instant::now() + activity;
+    // Created once, not per frame: a broadcast wakes thousands of these tasks, and each loop
+    // turn would otherwise register a fresh waiter and timer.
+    let closing = signal.requested();
+    tokio::pin!(closing);
+    let timer = tokio::time::sleep(activity);
+    tokio::pin!(timer);
     let mut pinged = false;
     let ending: Option<(u16, &'static str)> = loop {
         tokio::select! {
             biased;
-            code = signal.requested() => break Some((code, closing_reason(code))),
+            code = &mut closing => break Some((code, closing_reason(code))),
             message = stream.next() => {
                 let Some(message) = message else { break None };
+                // Any frame from the client counts as activity.
+                timer.as_mut().reset(Instant::now() + activity);
+                pinged = false;
                 match message {
                     Ok(AggregatedMessage::Text(text_frame)) => {
-                        (deadline, pinged) = (Instant::now() + activity, false);
                         let reply = connection.handle(&text_frame).await;
-                        if let Err(ending) = send_all(&mut session, &signal, reply.frames).await {
+                        if let Err(ending) = send_all(&mut session, closing.as_mut(), reply.frames).await {
                             break ending;
                         }
                         if let Some(close) = reply.close {
@@ -112,32 +120,37 @@ async fn pump(
                         }
                     }
                     Ok(AggregatedMessage::Ping(bytes)) => {
-                        (deadline, pinged) = (Instant::now() + activity, false);
                         if session.pong(&bytes).await.is_err() {
                             break None;
                         }
                     }
-                    Ok(AggregatedMessage::Pong(_) | AggregatedMessage::Binary(_)) => {
-                        (deadline, pinged) = (Instant::now() + activity, false);
-                    }
+                    Ok(AggregatedMessage::Pong(_) | AggregatedMessage::Binary(_)) => {}
                     Ok(AggregatedMessage::Close(_)) => break Some((1000, "Closed by the client.")),
                     Err(_) => break Some((1009, "Frames are limited to 64 KiB.")),
                 }
             }
             frame = connection.outbound() => {
                 let Some(frame) = frame else { break None };
-                if let Err(ending) = send_all(&mut session, &signal, vec![frame]).await {
+                // What else is queued goes out in the same turn.
+                let mut frames = vec![frame];
+                while frames.len() < BATCH
+                    && let Some(more) = connection.try_outbound()
+                {
+                    frames.push(more);
+                }
+                if let Err(ending) = send_all(&mut session, closing.as_mut(), frames).await {
                     break ending;
                 }
             }
-            () = tokio::time::sleep_until(deadline) => {
+            () = &mut timer => {
                 if pinged {
                     break Some((close::PONG_TIMEOUT, "Pong reply not received."));
                 }
                 if session.text(text(protocol::ping())).await.is_err() {
                     break None;
                 }
-                (deadline, pinged) = (Instant::now() + pong_timeout, true);
+                timer.as_mut().reset(Instant::now() + pong_timeout);
+                pinged = true;
             }
         }
     };
@@ -170,18 +183,21 @@ fn closing_reason(code: u16) -> &'static str {
     }
 }
 
+/// Queued frames sent in one turn of a socket's task, at most.
+const BATCH: usize = 32;
+
 /// Sends `frames`. Fails with how the socket ends when it is gone (`None`) or the server asked
-/// it to close meanwhile: a client that stopped reading fills the session's buffer, and must not
-/// hold this task.
+/// it to close meanwhile (`closing` resolved): a client that stopped reading fills the session's
+/// buffer, and must not hold this task.
 async fn send_all(
     session: &mut Session,
-    signal: &CloseSignal,
+    mut closing: Pin<&mut impl Future<Output = u16>>,
     frames: Vec<Bytes>,
 ) -> Result<(), Option<(u16, &'static str)>> {
     for frame in frames {
         tokio::select! {
             biased;
-            code = signal.requested() => return Err(Some((code, closing_reason(code)))),
+            code = closing.as_mut() => return Err(Some((code, closing_reason(code)))),
             sent = session.text(text(frame)) => if sent.is_err() { return Err(None) },
         }
     }

@@ -93,6 +93,11 @@ impl Connection {
         self.rx.recv().await
     }
 
+    /// A queued frame if one is waiting (to send several in one turn).
+    pub fn try_outbound(&mut self) -> Option<Bytes> {
+        self.rx.try_recv().ok()
+    }
+
     /// What tells the socket's task that the server wants it closed (its queue filled, the
     /// server stops); awaited beside [`Connection::outbound`].
     #[must_use]
