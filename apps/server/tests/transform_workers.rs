@@ -156,6 +156,8 @@ async fn a_transform_through_a_worker_matches_the_in_process_output() {
 
 #[tokio::test]
 async fn a_transform_past_its_deadline_is_killed_remembered_and_its_worker_replaced() {
+    // Made before the server starts (see a_worker_killed_mid_job_fails_that_transform_only).
+    let big_png = gradient(4000, 4000);
     let (server, key, _db) = start(
         "deadline",
         &[
@@ -165,7 +167,7 @@ async fn a_transform_past_its_deadline_is_killed_remembered_and_its_worker_repla
     )
     .await;
     // Decoding 4000x4000 pixels of PNG takes well over 0.1 s.
-    let big = upload(&server, &key, "big.png", &gradient(4000, 4000)).await;
+    let big = upload(&server, &key, "big.png", &big_png).await;
     let small = upload(
         &server,
         &key,
@@ -227,8 +229,12 @@ async fn a_transform_past_its_deadline_is_killed_remembered_and_its_worker_repla
 
 #[tokio::test]
 async fn a_worker_killed_mid_job_fails_that_transform_only() {
+    // Made before the server starts: encoding takes seconds in a debug test build, and the
+    // client's idle keep-alive connection (its task starved meanwhile on this single-threaded
+    // runtime) would be reused just after the server closed it.
+    let big_png = gradient(6000, 6000);
     let (server, key, _db) = start("crash", &[("VELLUM_TRANSFORM_WORKERS", "1")]).await;
-    let big = upload(&server, &key, "big.png", &gradient(6000, 6000)).await;
+    let big = upload(&server, &key, "big.png", &big_png).await;
     let small = upload(
         &server,
         &key,
