@@ -15,19 +15,25 @@ use vellum_http::server::{ServeOptions, serve};
 use crate::files::{id_of, project};
 use crate::support::{Part, TestApp, blog};
 
-/// A running server over `app`'s state; stopped when dropped.
-struct Live {
-    addr: SocketAddr,
+/// A running server over `app`'s state; stopped when dropped. The realtime tests serve
+/// their sockets through it too.
+pub struct Live {
+    pub addr: SocketAddr,
     handle: actix_server::ServerHandle,
 }
 
 impl Live {
     /// Headers must arrive within 1 s.
-    fn start(app: &TestApp) -> Self {
+    pub fn start(app: &TestApp) -> Self {
+        Self::serve(&app.state)
+    }
+
+    /// As [`Live::start`], over any state (a replica).
+    pub fn serve(state: &vellum_http::AppState) -> Self {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let server = serve(
-            app.state.clone(),
+            state.clone(),
             listener,
             ServeOptions {
                 workers: Some(1),

@@ -110,7 +110,7 @@ async fn bad_input_is_422_and_no_session_is_401_in_json() {
 #[actix_web::test]
 async fn deleting_a_user_ends_their_live_subscriptions() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let (admin, _) = user(&app.state, "root@example.com", &["super-admin"]).await;
     let (ada, ada_id) = user(&app.state, "ada@example.com", &["admin"]).await;
     let (bob, _) = user(&app.state, "bob@example.com", &["admin"]).await;

@@ -6,7 +6,6 @@ mod auth;
 mod protocol;
 mod replicas;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -17,7 +16,6 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use vellum_http::AppState;
-use vellum_http::server::{ServeOptions, serve};
 
 use crate::admin::{Session, admin_request};
 use crate::support::send_to;
@@ -25,32 +23,9 @@ use crate::support::send_to;
 /// How long a test waits for a frame that should come.
 const WAIT: Duration = Duration::from_secs(5);
 
-/// A running server over a state; stopped when dropped.
-pub struct Live {
-    pub addr: SocketAddr,
-    handle: actix_server::ServerHandle,
-}
+pub use crate::socket::Live;
 
 impl Live {
-    pub fn start(state: &AppState) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = serve(
-            state.clone(),
-            listener,
-            ServeOptions {
-                workers: Some(1),
-                signals: false,
-                shutdown_timeout: 1,
-                ..ServeOptions::default()
-            },
-        )
-        .unwrap();
-        let handle = server.handle();
-        actix_web::rt::spawn(server);
-        Self { addr, handle }
-    }
-
     /// The socket URL for `key` and `protocol`.
     pub fn url(&self, key: &str, query: &str) -> String {
         format!("ws://{}/app/{key}{query}", self.addr)
@@ -60,13 +35,6 @@ impl Live {
     pub async fn socket(&self, state: &AppState) -> Ws {
         let key = state.realtime().credentials().key().to_owned();
         Ws::connect(&self.url(&key, "?protocol=7&client=js&version=8.4.0")).await
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        let handle = self.handle.clone();
-        actix_web::rt::spawn(async move { handle.stop(false).await });
     }
 }
 

@@ -28,7 +28,7 @@ fn close_code(frame: Option<tokio_tungstenite::tungstenite::protocol::CloseFrame
 #[actix_web::test]
 async fn a_socket_is_established_with_an_id_and_answers_pings() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let mut ws = live.socket(&app.state).await;
     let (node, local) = ws.socket_id.split_once('.').unwrap();
     assert!(
@@ -50,7 +50,7 @@ async fn a_socket_is_established_with_an_id_and_answers_pings() {
 #[actix_web::test]
 async fn a_wrong_key_or_protocol_is_answered_with_its_error_and_close_code() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let key = app.state.realtime().credentials().key().to_owned();
     for (url, code) in [
         (live.url("wrong-key", "?protocol=7"), 4001),
@@ -69,7 +69,7 @@ async fn a_wrong_key_or_protocol_is_answered_with_its_error_and_close_code() {
 #[actix_web::test]
 async fn a_foreign_origin_is_refused_before_the_upgrade() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let url = live.url(app.state.realtime().credentials().key(), "?protocol=7");
     match Ws::raw(&url, Some("https://evil.example")).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(res)) => assert_eq!(res.status(), 403),
@@ -83,7 +83,7 @@ async fn a_foreign_origin_is_refused_before_the_upgrade() {
 #[actix_web::test]
 async fn subscriptions_need_a_valid_signature_on_a_signed_channel() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let (session, id) = user(&app.state, "ada@example.com", &["admin"]).await;
     let mut ws = live.socket(&app.state).await;
     let channel = format!("private-App.Models.User.{id}");
@@ -138,7 +138,7 @@ async fn subscriptions_need_a_valid_signature_on_a_signed_channel() {
 #[actix_web::test]
 async fn presence_counts_a_user_once_across_tabs() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let ada = app.signed_in("ada@example.com", &["admin"]).await;
     let bob = app.signed_in("bob@example.com", &["admin"]).await;
     let channel = "presence-chat.7";
@@ -181,7 +181,7 @@ async fn presence_counts_a_user_once_across_tabs() {
 #[actix_web::test]
 async fn client_events_are_refused_unless_enabled() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let ada = app.signed_in("ada@example.com", &["admin"]).await;
     let mut a = live.socket(&app.state).await;
     let mut b = live.socket(&app.state).await;
@@ -207,7 +207,7 @@ async fn enabled_client_events_reach_the_others_at_a_bounded_rate() {
         ..RealtimeConfig::default()
     })
     .await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let ada = app.signed_in("ada@example.com", &["admin"]).await;
     let bob = app.signed_in("bob@example.com", &["admin"]).await;
     let mut a = live.socket(&app.state).await;
@@ -236,7 +236,7 @@ async fn enabled_client_events_reach_the_others_at_a_bounded_rate() {
 #[actix_web::test]
 async fn a_frame_over_64_kib_closes_the_socket() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let mut ws = live.socket(&app.state).await;
     let big = json!({"event": "pusher:ping", "data": {"pad": "x".repeat(70 * 1024)}});
     ws.send(big).await;
@@ -251,7 +251,7 @@ async fn a_client_that_stops_reading_is_closed_with_4200_and_the_others_still_re
         ..RealtimeConfig::default()
     })
     .await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let (ada, id) = user(&app.state, "ada@example.com", &["admin"]).await;
     let channel = format!("private-App.Models.User.{id}");
     let mut stalled = live.socket(&app.state).await;
@@ -293,7 +293,7 @@ async fn a_silent_socket_is_pinged_then_closed_with_4201() {
         ..RealtimeConfig::default()
     })
     .await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let key = app.state.realtime().credentials().key().to_owned();
     let mut ws = Ws::raw(&live.url(&key, "?protocol=7"), None).await.unwrap();
     ws.expect("pusher:connection_established").await;
@@ -317,7 +317,7 @@ async fn a_silent_socket_is_pinged_then_closed_with_4201() {
 #[actix_web::test]
 async fn a_stopping_server_closes_its_sockets_with_4200_and_refuses_new_ones() {
     let app = TestApp::new(blog()).await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let mut ws = live.socket(&app.state).await;
     app.state.realtime().shutdown().await;
     assert_eq!(close_code(ws.closed(WAIT).await), 4200);
@@ -335,7 +335,7 @@ async fn sockets_beyond_the_limit_are_refused_with_4100() {
         ..RealtimeConfig::default()
     })
     .await;
-    let live = Live::start(&app.state);
+    let live = Live::start(&app);
     let ada = app.signed_in("ada@example.com", &["admin"]).await;
     let mut first = live.socket(&app.state).await;
     let _second = live.socket(&app.state).await;

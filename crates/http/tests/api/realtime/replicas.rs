@@ -32,8 +32,8 @@ async fn connected(a: &AppState, b: &AppState) {
 async fn across(a: AppState, b: AppState, backend: &str) {
     assert_eq!(a.realtime().backend(), backend);
     connected(&a, &b).await;
-    let live_a = Live::start(&a);
-    let live_b = Live::start(&b);
+    let live_a = Live::serve(&a);
+    let live_b = Live::serve(&b);
     let (ada, ada_id) = user(&a, "ada@example.com", &["admin"]).await;
     let (bob, _) = user(&a, "bob@example.com", &["admin"]).await;
     let channel = "presence-chat.5";
