@@ -115,9 +115,6 @@ async fn pump(
                         if let Err(ending) = send_all(&mut session, closing.as_mut(), reply.frames).await {
                             break ending;
                         }
-                        if let Some(close) = reply.close {
-                            break Some(close);
-                        }
                     }
                     Ok(AggregatedMessage::Ping(bytes)) => {
                         if session.pong(&bytes).await.is_err() {
@@ -178,7 +175,6 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 fn closing_reason(code: u16) -> &'static str {
     match code {
         close::RECONNECT => "Reconnect now.",
-        close::UNAUTHORIZED => "Access revoked.",
         _ => "Closed by the server.",
     }
 }

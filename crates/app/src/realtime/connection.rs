@@ -14,18 +14,16 @@ use super::presence::{Member, roster};
 use super::protocol::{self, ChannelKind, Incoming, close};
 use super::registry::{Closer, LocalId, SubscribeRefusal, Subscription};
 
-/// What to do after a frame: frames to send now, then maybe a close.
+/// What to send after a client frame, in order.
 #[derive(Debug, Default, PartialEq)]
 pub struct Reply {
     pub frames: Vec<Bytes>,
-    pub close: Option<(u16, &'static str)>,
 }
 
 impl Reply {
     fn send(frame: Bytes) -> Self {
         Self {
             frames: vec![frame],
-            close: None,
         }
     }
 }

@@ -25,8 +25,6 @@ pub mod close {
     pub const NO_PROTOCOL: u16 = 4008;
     /// The `protocol` version is not 7 (nor an older one pusher-js speaks the same way).
     pub const UNSUPPORTED_PROTOCOL: u16 = 4007;
-    /// The user behind the socket lost access (deleted).
-    pub const UNAUTHORIZED: u16 = 4009;
     /// This process holds as many sockets as it may.
     pub const OVER_CAPACITY: u16 = 4100;
     /// Reconnect now: the socket fell behind (its queue filled), or the server is stopping.
