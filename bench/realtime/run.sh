@@ -64,6 +64,8 @@ export VELLUM_LOG="${VELLUM_LOG:-warn}"
 export VELLUM_REALTIME_KEY="bench-key"
 export VELLUM_REALTIME_SECRET="bench-secret-$RANDOM$RANDOM"
 export VELLUM_REALTIME_CLIENT_EVENTS=true
+# Every load socket comes from 127.0.0.1.
+export VELLUM_REALTIME_MAX_CONNECTIONS_PER_ADDRESS=100000
 export VELLUM_FILES_DIR="$work/files"
 
 stop_servers() {

@@ -161,6 +161,8 @@ pub struct RealtimeConfig {
     pub client_event_rate: u32,
     /// Sockets one process holds at most (more get 4100 and are closed).
     pub max_connections: usize,
+    /// Sockets one client address (an IPv6 /64) may hold at once (more get 4100).
+    pub max_connections_per_address: usize,
     /// Channels one socket may be subscribed to.
     pub max_subscriptions: usize,
     /// Frames waiting for one socket; a full queue closes it with 4200.
@@ -183,6 +185,7 @@ impl Default for RealtimeConfig {
             client_events: false,
             client_event_rate: 10,
             max_connections: 10_000,
+            max_connections_per_address: 200,
             max_subscriptions: 100,
             queue: 256,
             activity_timeout: Duration::from_secs(120),

@@ -246,6 +246,12 @@ pub struct RealtimeArgs {
     #[arg(long, env = "VELLUM_REALTIME_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub realtime_max_connections: u64,
 
+    /// Sockets one client address may hold at once (an IPv6 /64 counts as one address; behind
+    /// VELLUM_TRUSTED_PROXIES, the forwarded client's); more are closed with 4100. The socket
+    /// opens before any sign-in, so this keeps one anonymous client from holding them all.
+    #[arg(long, env = "VELLUM_REALTIME_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+    pub realtime_max_connections_per_address: u64,
+
     /// Seconds a replica's presence lease lasts: the members of a replica that dies without
     /// cleaning up disappear within this plus a third of it (renewals run three times a lease).
     #[arg(long, env = "VELLUM_REALTIME_LEASE", default_value = "30", value_parser = parse_lease)]
@@ -271,6 +277,8 @@ impl RealtimeArgs {
             secret: self.realtime_secret.clone(),
             client_events: self.realtime_client_events,
             max_connections: usize::try_from(self.realtime_max_connections).unwrap_or(usize::MAX),
+            max_connections_per_address: usize::try_from(self.realtime_max_connections_per_address)
+                .unwrap_or(usize::MAX),
             lease: self.realtime_lease,
             heartbeat: self.realtime_lease / 3,
             ..crate::app_config::RealtimeConfig::default()

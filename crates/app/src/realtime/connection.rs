@@ -1,5 +1,5 @@
-//! One socket's side of the protocol: reads the client's frames, answers them, and holds the
-//! socket's queue of frames to send. The HTTP layer owns the WebSocket and the timers; this
+//! One socket's side of the protocol: reads the client's frames and queues the answers. The
+//! HTTP layer owns the WebSocket and the timers, and writes the socket's [`super::Outbox`]; this
 //! decides what every frame means. Dropping a [`Connection`] removes the socket and its presence.
 
 use std::sync::Arc;
@@ -7,17 +7,18 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use serde_json::Value as Json;
-use tokio::sync::mpsc;
 
 use super::Hub;
 use super::presence::{Member, roster};
 use super::protocol::{self, ChannelKind, Incoming, close};
-use super::registry::{Closer, LocalId, SubscribeRefusal, Subscription};
+use super::quota::Slot;
+use super::registry::{Closer, Handle, LocalId, SubscribeRefusal, Subscription};
+use super::wire;
 
-/// What to send after a client frame, in order.
+/// What to send after a client frame, in order (protocol frames, not yet framed for the wire).
 #[derive(Debug, Default, PartialEq)]
-pub struct Reply {
-    pub frames: Vec<Bytes>,
+struct Reply {
+    frames: Vec<Bytes>,
 }
 
 impl Reply {
@@ -44,30 +45,28 @@ pub struct Connection {
     hub: Arc<Hub>,
     id: LocalId,
     socket_id: String,
-    rx: mpsc::Receiver<Bytes>,
-    closer: Arc<Closer>,
+    /// The socket's own queue and closer: answers go where broadcasts go, so they keep their
+    /// order with them.
+    handle: Handle,
     /// Client event tokens left, and when they were counted: a bucket refilled at
     /// `client_event_rate` per second holding two seconds' worth, so events a client sent at
     /// the allowed rate and that queued up behind a pause are not refused when read in a burst.
     tokens: (f64, Instant),
+    /// The socket's place in its client address's quota, released with the connection.
+    _slot: Slot,
 }
 
 impl Connection {
-    pub(super) fn new(
-        hub: Arc<Hub>,
-        id: LocalId,
-        rx: mpsc::Receiver<Bytes>,
-        closer: Arc<Closer>,
-    ) -> Self {
+    pub(super) fn new(hub: Arc<Hub>, id: LocalId, handle: Handle, slot: Slot) -> Self {
         let socket_id = hub.socket_id(id);
         let burst = f64::from(hub_rate_burst(&hub));
         Self {
             hub,
             id,
             socket_id,
-            rx,
-            closer,
+            handle,
             tokens: (burst, Instant::now()),
+            _slot: slot,
         }
     }
 
@@ -77,34 +76,38 @@ impl Connection {
         &self.socket_id
     }
 
-    /// The first frame to send.
-    #[must_use]
-    pub fn established(&self) -> Bytes {
-        protocol::connection_established(
-            &self.socket_id,
-            self.hub.config.activity_timeout.as_secs(),
-        )
-    }
-
-    /// The next queued frame (events of subscribed channels); `None` once the socket is gone.
-    pub async fn outbound(&mut self) -> Option<Bytes> {
-        self.rx.recv().await
-    }
-
-    /// A queued frame if one is waiting (to send several in one turn).
-    pub fn try_outbound(&mut self) -> Option<Bytes> {
-        self.rx.try_recv().ok()
-    }
-
     /// What tells the socket's task that the server wants it closed (its queue filled, the
-    /// server stops); awaited beside [`Connection::outbound`].
+    /// server stops).
     #[must_use]
     pub fn close_signal(&self) -> CloseSignal {
-        CloseSignal(Arc::clone(&self.closer))
+        CloseSignal(Arc::clone(&self.handle.closer))
+    }
+
+    /// Closes the socket with `code`: its outbox writes what is queued (unless the queue
+    /// overflowed) and the close frame, then ends. The first code asked for wins.
+    pub fn close(&self, code: u16) {
+        self.handle.closer.close(code);
+    }
+
+    /// Queues `pusher:ping` (the client fell silent).
+    pub fn ping(&self) {
+        self.handle.offer(wire::text(&protocol::ping()));
+    }
+
+    /// Queues the pong to a WebSocket ping.
+    pub fn pong(&self, payload: &[u8]) {
+        self.handle.offer(wire::pong(payload));
+    }
+
+    /// Reads one text frame from the client and queues the answers.
+    pub async fn receive(&mut self, text: &str) {
+        for frame in self.handle(text).await.frames {
+            self.handle.offer(wire::text(&frame));
+        }
     }
 
     /// Answers one text frame from the client.
-    pub async fn handle(&mut self, text: &str) -> Reply {
+    async fn handle(&mut self, text: &str) -> Reply {
         let incoming = match Incoming::parse(text) {
             Ok(incoming) => incoming,
             Err(err) => return Reply::send(protocol::error(None, &err.to_string())),

@@ -13,14 +13,18 @@
 //! client events per second.
 
 mod connection;
+mod outbox;
 mod postgres;
 pub mod presence;
 pub mod protocol;
+mod quota;
 mod redis;
 mod registry;
 pub mod signature;
 mod transport;
+pub mod wire;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -29,12 +33,14 @@ use serde::Serialize;
 use vellum_storage::Database;
 
 pub use crate::app_config::RealtimeConfig;
-pub use connection::{CloseSignal, Connection, Reply};
+pub use connection::{CloseSignal, Connection};
+pub use outbox::Outbox;
 pub use presence::Member;
 pub use signature::Credentials;
 
 use crate::cache::RedisBackend;
 use presence::{LocalPresence, PresenceChanges, PresenceStore};
+use quota::Quota;
 use registry::{Closer, Handle, LocalId, Registry};
 use transport::{Envelope, LocalTransport, Message, Transport};
 
@@ -67,6 +73,8 @@ pub enum RealtimeError {
 pub enum Refusal {
     /// As many sockets as allowed are open (4100).
     OverCapacity,
+    /// As many sockets as one client address may hold are open from it (4100).
+    AddressOverCapacity,
     /// The server is stopping (4200: reconnect elsewhere).
     Stopping,
 }
@@ -84,6 +92,7 @@ pub(crate) struct Hub {
     credentials: Credentials,
     config: RealtimeConfig,
     registry: Registry,
+    quota: Arc<Quota>,
     presence: Arc<dyn PresenceStore>,
     transport: Arc<dyn Transport>,
     next_id: AtomicU64,
@@ -125,6 +134,7 @@ impl Realtime {
             credentials,
             config,
             registry: Registry::default(),
+            quota: Arc::default(),
             presence,
             transport: Arc::clone(&transport),
             next_id: AtomicU64::new(1),
@@ -178,14 +188,22 @@ impl Realtime {
         self.hub.registry.channels()
     }
 
-    /// Accepts a new socket.
+    /// Accepts a new socket from client address `from` (`None`: a Unix socket): its
+    /// connection, which reads the client's frames, and its outbox, the frames to write, the
+    /// first being `pusher:connection_established`.
     ///
     /// # Errors
-    /// [`Refusal`] when the process is full or stopping.
-    pub fn connect(&self) -> Result<Connection, Refusal> {
+    /// [`Refusal`] when the process or the client's address holds as many sockets as allowed,
+    /// or the server is stopping.
+    pub fn connect(&self, from: Option<IpAddr>) -> Result<(Connection, Outbox), Refusal> {
         if self.hub.stopping.load(Ordering::Acquire) {
             return Err(Refusal::Stopping);
         }
+        let slot = self
+            .hub
+            .quota
+            .take(from, self.hub.config.max_connections_per_address)
+            .ok_or(Refusal::AddressOverCapacity)?;
         let id = self.hub.next_id.fetch_add(1, Ordering::AcqRel);
         let (tx, rx) = tokio::sync::mpsc::channel(self.hub.config.queue.max(1));
         let closer = Arc::new(Closer::default());
@@ -193,14 +211,24 @@ impl Realtime {
             tx,
             closer: Arc::clone(&closer),
         };
+        let established = protocol::connection_established(
+            &self.hub.socket_id(id),
+            self.hub.config.activity_timeout.as_secs(),
+        );
+        // First in the queue: no broadcast can reach a socket before it subscribes.
+        handle.offer(wire::text(&established));
         if !self
             .hub
             .registry
-            .add(id, handle, self.hub.config.max_connections)
+            .add(id, handle.clone(), self.hub.config.max_connections)
         {
             return Err(Refusal::OverCapacity);
         }
-        Ok(Connection::new(Arc::clone(&self.hub), id, rx, closer))
+        let outbox = Outbox::new(rx, Arc::clone(&closer));
+        Ok((
+            Connection::new(Arc::clone(&self.hub), id, handle, slot),
+            outbox,
+        ))
     }
 
     /// Sends `event` with `payload` (serialized once) to every socket subscribed to `channel`
@@ -340,7 +368,7 @@ impl Hub {
         except: Option<&str>,
         user_id: Option<&str>,
     ) -> usize {
-        let frame: Bytes = protocol::event_frame(event, channel, data, user_id);
+        let frame: Bytes = wire::text(&protocol::event_frame(event, channel, data, user_id));
         let except = except.and_then(|socket| self.local_id(socket));
         self.registry.deliver(channel, &frame, except)
     }
@@ -389,7 +417,11 @@ impl Hub {
             };
             self.registry.send_to(
                 id,
-                protocol::subscription_error(&name, 403, "Access to this channel was revoked."),
+                wire::text(&protocol::subscription_error(
+                    &name,
+                    403,
+                    "Access to this channel was revoked.",
+                )),
             );
             if let Some(member) = subscription.member {
                 self.leave(&name, &member.user_id).await;

@@ -33,6 +33,26 @@ pub mod close {
     pub const PONG_TIMEOUT: u16 = 4201;
     /// Too many client events per second.
     pub const CLIENT_EVENT_RATE: u16 = 4301;
+    /// The client closed the socket (the server's close frame answers its).
+    pub const NORMAL: u16 = 1000;
+    /// The client sent a frame over [`super::MAX_FRAME`], or one that is not WebSocket.
+    pub const TOO_BIG: u16 = 1009;
+
+    /// The reason a server's close frame gives for `code`.
+    #[must_use]
+    pub fn reason(code: u16) -> &'static str {
+        match code {
+            APP_NOT_FOUND => "Application does not exist.",
+            NO_PROTOCOL => "No protocol version supplied.",
+            UNSUPPORTED_PROTOCOL => "Unsupported protocol version.",
+            OVER_CAPACITY => "Over capacity.",
+            RECONNECT => "Reconnect now.",
+            PONG_TIMEOUT => "Pong reply not received.",
+            NORMAL => "Closed by the client.",
+            TOO_BIG => "Frames are limited to 64 KiB.",
+            _ => "Closed by the server.",
+        }
+    }
 }
 
 /// The channels the server serves: signed ones only. Public channels would let anyone listen in

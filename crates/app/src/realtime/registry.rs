@@ -5,7 +5,8 @@
 //! held across an await; the socket map is always locked before the channel map, so the two
 //! cannot deadlock. A broadcast takes one channel shard's read lock and `try_send`s the shared
 //! frame into each socket's bounded queue: a full queue marks that socket for closing (4200)
-//! instead of waiting for it, so one slow client never slows the others.
+//! instead of waiting for it, so one slow client never slows the others. Queues hold WebSocket
+//! frames as written ([`super::wire`]); the registry never looks inside them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use dashmap::DashMap;
+use futures_util::task::AtomicWaker;
 use tokio::sync::{Notify, mpsc};
 
 use super::presence::Member;
@@ -21,11 +23,12 @@ use super::protocol::{ChannelKind, close};
 /// A socket's number within this process (the part of its `socket_id` after the dot).
 pub(crate) type LocalId = u64;
 
-/// Tells a socket's task to close with a code, once.
+/// Tells a socket's task and its writer ([`super::Outbox`]) to close with a code, once.
 #[derive(Debug, Default)]
 pub(crate) struct Closer {
     code: AtomicU16,
     notify: Notify,
+    writer: AtomicWaker,
 }
 
 impl Closer {
@@ -38,7 +41,13 @@ impl Closer {
         {
             // A stored permit: the task sees it even when it is not waiting right now.
             self.notify.notify_one();
+            self.writer.wake();
         }
+    }
+
+    /// Wakes the writer polling with `waker` when a close is requested.
+    pub(crate) fn register(&self, waker: &std::task::Waker) {
+        self.writer.register(waker);
     }
 
     /// The requested close code, once one was requested.

@@ -7,6 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::Deserialize;
 use vellum_app::AppState;
 use vellum_app::broadcasting;
+use vellum_policy::ClientAddr;
 
 use crate::error::ApiError;
 use crate::session::{AdminEdge, SignedIn};
@@ -35,11 +36,17 @@ pub async fn socket(
     if origin.is_some_and(|origin| origin != edge.origin.as_bytes()) {
         return Err(ApiError::CrossSite.into());
     }
-    let realtime = state.realtime().clone();
-    let refusal = crate::websocket::admission(&realtime, &key, query.protocol.as_deref());
-    let (response, session, stream) = actix_ws::handle(&req, body)?;
-    actix_web::rt::spawn(crate::websocket::run(realtime, refusal, session, stream));
-    Ok(response)
+    let from = match crate::actor::client_ip(&req, &state.config().trusted_proxies) {
+        ClientAddr::Known(ip) => Some(ip),
+        // Behind a proxy that forwarded no usable address: counted against the proxy.
+        ClientAddr::Unknown => req.peer_addr().map(|peer| peer.ip()),
+    };
+    let request = crate::websocket::Request {
+        key: &key,
+        version: query.protocol.as_deref(),
+        from,
+    };
+    crate::websocket::open(&req, body, state.realtime().clone(), &request)
 }
 
 /// The largest channel authorization body read: a socket id and a channel name.

@@ -61,11 +61,19 @@ impl Ws {
 
     /// Connects without reading anything (for refusals).
     pub async fn raw(url: &str, origin: Option<&str>) -> Result<Self, tungstenite::Error> {
+        let headers: Vec<_> = origin
+            .map(|origin| ("origin", origin))
+            .into_iter()
+            .collect();
+        Self::raw_with(url, &headers).await
+    }
+
+    /// Connects with extra request headers, reading nothing.
+    pub async fn raw_with(url: &str, headers: &[(&str, &str)]) -> Result<Self, tungstenite::Error> {
         let mut request = url.into_client_request().unwrap();
-        if let Some(origin) = origin {
-            request
-                .headers_mut()
-                .insert("origin", origin.parse().unwrap());
+        for (name, value) in headers {
+            let name = tungstenite::http::HeaderName::from_bytes(name.as_bytes()).unwrap();
+            request.headers_mut().insert(name, value.parse().unwrap());
         }
         let (stream, _) = tokio_tungstenite::connect_async(request).await?;
         Ok(Self {

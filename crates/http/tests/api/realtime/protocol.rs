@@ -349,3 +349,60 @@ async fn sockets_beyond_the_limit_are_refused_with_4100() {
     let refused = first.subscribe("presence-chat.2", &auth).await;
     assert_eq!(data(&refused)["status"], 403);
 }
+
+#[actix_web::test]
+async fn one_client_address_holds_at_most_its_share_of_sockets() {
+    let app = TestApp::with_config(
+        blog(),
+        HttpConfig {
+            realtime: RealtimeConfig {
+                max_connections_per_address: 2,
+                ..RealtimeConfig::default()
+            },
+            // The test client is the proxy: X-Forwarded-For names the client.
+            trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let live = Live::start(&app);
+    let key = app.state.realtime().credentials().key().to_owned();
+    let url = live.url(&key, "?protocol=7");
+    let from = |ip| [("x-forwarded-for", ip)];
+    let established = |ws: Ws| async move {
+        let mut ws = ws;
+        ws.expect("pusher:connection_established").await;
+        ws
+    };
+    let first = established(Ws::raw_with(&url, &from("203.0.113.7")).await.unwrap()).await;
+    let _second = established(Ws::raw_with(&url, &from("203.0.113.7")).await.unwrap()).await;
+
+    let mut third = Ws::raw_with(&url, &from("203.0.113.7")).await.unwrap();
+    let error = data(&third.expect("pusher:error").await);
+    assert_eq!(error["code"], 4100);
+    assert_eq!(error["message"], "Too many connections from this address.");
+    assert_eq!(close_code(third.closed(WAIT).await), 4100);
+
+    // Another address, and another IPv6 /64, have their own share; one /64 is one client.
+    let _other = established(Ws::raw_with(&url, &from("203.0.113.8")).await.unwrap()).await;
+    let _v6 = established(Ws::raw_with(&url, &from("2001:db8:0:1::1")).await.unwrap()).await;
+    let _v6b = established(Ws::raw_with(&url, &from("2001:db8:0:1::2")).await.unwrap()).await;
+    let mut v6c = Ws::raw_with(&url, &from("2001:db8:0:1:abcd::3"))
+        .await
+        .unwrap();
+    assert_eq!(data(&v6c.expect("pusher:error").await)["code"], 4100);
+
+    // A closed socket gives its place back.
+    first.close().await;
+    let mut again = None;
+    for _ in 0..50 {
+        let mut ws = Ws::raw_with(&url, &from("203.0.113.7")).await.unwrap();
+        let frame = ws.next(WAIT).await.unwrap_or_default();
+        if frame["event"] == "pusher:connection_established" {
+            again = Some(ws);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(again.is_some(), "the closed socket's place was released");
+}
