@@ -86,9 +86,13 @@ pub async fn subscriber(
         same_us: Vec::with_capacity(expected),
         ..SubscriberStats::default()
     };
+    // One waiter for the whole run: a fresh `changed()` per frame registers and drops a waiter
+    // 20 times a second on each of thousands of sockets, on the cores the servers use.
+    let stopped = stop.changed();
+    tokio::pin!(stopped);
     loop {
         tokio::select! {
-            _ = stop.changed() => break,
+            _ = &mut stopped => break,
             frame = conn::recv(&mut ws) => match frame {
                 Ok(Incoming::Bench(stamp)) => {
                     let latency = now_us().saturating_sub(stamp.sent_us);

@@ -92,7 +92,7 @@ mod tests {
     }
 
     async fn next(outbox: &mut Outbox) -> Option<Bytes> {
-        outbox.next().await.map(|item| item.unwrap_or_default())
+        outbox.next().await.map(Result::unwrap_or_default)
     }
 
     #[tokio::test]
