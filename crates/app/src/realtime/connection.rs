@@ -315,3 +315,78 @@ impl Drop for Connection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt as _;
+    use serde_json::json;
+
+    use super::super::{Fanout, Outbox, Realtime, RealtimeConfig, Refusal};
+    use super::*;
+    use crate::realtime::signature::Credentials;
+
+    fn hub(config: RealtimeConfig) -> Realtime {
+        Realtime::start(config, Credentials::new("key", "secret"), &Fanout::Local)
+    }
+
+    /// The next frame the socket would write, as JSON (its WebSocket header stripped).
+    async fn written(outbox: &mut Outbox) -> Json {
+        let frame = outbox.next().await.expect("a frame").unwrap_or_default();
+        // Text frames under 126 bytes have a 2-byte header; longer ones 4.
+        let start = if frame[1] & 0x7F == 126 { 4 } else { 2 };
+        serde_json::from_slice(&frame[start..]).expect("JSON")
+    }
+
+    #[tokio::test]
+    async fn answers_and_broadcasts_leave_in_the_order_they_were_made() {
+        let realtime = hub(RealtimeConfig::default());
+        let (mut connection, mut outbox) = realtime.connect(None).unwrap();
+        assert_eq!(
+            written(&mut outbox).await["event"],
+            "pusher:connection_established"
+        );
+        let channel = "private-App.Models.User.7";
+        let auth = realtime
+            .credentials()
+            .sign(connection.socket_id(), channel, None);
+        let subscribe =
+            json!({"event": "pusher:subscribe", "data": {"channel": channel, "auth": auth}});
+        connection.receive(&subscribe.to_string()).await;
+        // Broadcast before the answer is written: the answer still comes first.
+        realtime
+            .broadcast(channel, "Hello", &json!({"n": 1}), None)
+            .await;
+        connection
+            .receive(r#"{"event":"pusher:ping","data":{}}"#)
+            .await;
+        assert_eq!(
+            written(&mut outbox).await["event"],
+            "pusher_internal:subscription_succeeded"
+        );
+        assert_eq!(written(&mut outbox).await["event"], "Hello");
+        assert_eq!(written(&mut outbox).await["event"], "pusher:pong");
+    }
+
+    #[tokio::test]
+    async fn a_refused_socket_gives_its_address_slot_back() {
+        let realtime = hub(RealtimeConfig {
+            max_connections: 1,
+            max_connections_per_address: 1,
+            ..RealtimeConfig::default()
+        });
+        let ip = Some("198.51.100.4".parse().unwrap());
+        let held = realtime
+            .connect(Some("198.51.100.5".parse().unwrap()))
+            .unwrap();
+        // The process is full: refused, and the address's slot is not kept.
+        assert_eq!(realtime.connect(ip).err(), Some(Refusal::OverCapacity));
+        drop(held);
+        let again = realtime.connect(ip).expect("the address was not charged");
+        assert_eq!(
+            realtime.connect(ip).err(),
+            Some(Refusal::AddressOverCapacity)
+        );
+        drop(again);
+        assert!(realtime.connect(ip).is_ok(), "released with its connection");
+    }
+}
