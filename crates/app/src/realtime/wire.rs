@@ -2,7 +2,9 @@
 //!
 //! A broadcast is framed here once and the same bytes go to every subscriber: the HTTP layer
 //! writes queued frames as they are, so delivering to 5,000 sockets costs no encoding per
-//! socket and no channel hop through a WebSocket session.
+//! socket and no channel hop through a WebSocket session. Written here rather than taken from
+//! actix-http's codec: the application layer has no web framework, and a server's frame is a
+//! header of 2 to 10 bytes before the payload.
 
 use bytes::{BufMut as _, Bytes, BytesMut};
 
