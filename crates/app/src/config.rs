@@ -361,6 +361,8 @@ mod tests {
         log: LogArgs,
         #[command(flatten)]
         admin: AdminArgs,
+        #[command(flatten)]
+        realtime: RealtimeArgs,
     }
 
     #[test]
@@ -430,6 +432,37 @@ mod tests {
             .collect();
         assert_eq!(shown, ["10.0.0.0/8", "192.168.1.1/32", "::1/128"]);
         assert!(All::try_parse_from(["test", "--trusted-proxies", "proxy.local"]).is_err());
+    }
+
+    #[test]
+    fn realtime_socket_caps_default_to_the_documented_values_and_refuse_zero() {
+        let config = parse(&[]).realtime.realtime();
+        assert_eq!(
+            (config.max_connections, config.max_connections_per_address),
+            (10_000, 200)
+        );
+        assert_eq!(config.lease.as_secs(), 30);
+        let config = parse(&[
+            "--realtime-max-connections",
+            "50",
+            "--realtime-max-connections-per-address",
+            "5",
+        ])
+        .realtime
+        .realtime();
+        assert_eq!(
+            (config.max_connections, config.max_connections_per_address),
+            (50, 5)
+        );
+        for flag in [
+            "--realtime-max-connections",
+            "--realtime-max-connections-per-address",
+        ] {
+            assert!(
+                All::try_parse_from(["test", flag, "0"]).is_err(),
+                "{flag} 0"
+            );
+        }
     }
 
     /// The quiet default replaces only the default: an explicit filter still wins.
