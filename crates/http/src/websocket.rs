@@ -66,7 +66,7 @@ pub(crate) fn open(
 
 fn refused(refusal: Refusal) -> (u16, &'static str) {
     match refusal {
-        Refusal::OverCapacity => (close::OVER_CAPACITY, "Over capacity."),
+        Refusal::OverCapacity => (close::OVER_CAPACITY, close::reason(close::OVER_CAPACITY)),
         Refusal::AddressOverCapacity => (
             close::OVER_CAPACITY,
             "Too many connections from this address.",

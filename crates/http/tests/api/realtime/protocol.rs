@@ -392,6 +392,12 @@ async fn one_client_address_holds_at_most_its_share_of_sockets() {
         .unwrap();
     assert_eq!(data(&v6c.expect("pusher:error").await)["code"], 4100);
 
+    // A forwarded entry that is no address counts against the proxy that sent it, not nobody.
+    let _garbled = established(Ws::raw_with(&url, &from("not-an-address")).await.unwrap()).await;
+    let _garbled2 = established(Ws::raw_with(&url, &from("not-an-address")).await.unwrap()).await;
+    let mut garbled3 = Ws::raw_with(&url, &from("not-an-address")).await.unwrap();
+    assert_eq!(data(&garbled3.expect("pusher:error").await)["code"], 4100);
+
     // A closed socket gives its place back.
     first.close().await;
     let mut again = None;
