@@ -10,13 +10,17 @@
 #   redis-presence   one user in two tabs on the two replicas: one member_added, one member_removed
 #   pg, pg-stalled, pg-presence   the same three on two replicas sharing a fresh PostgreSQL
 #             database, fan-out over LISTEN/NOTIFY (no Redis)
+#   chat      team chat (issue 21): one server (SQLite), $CHAT_SUBSCRIBERS sockets on a direct
+#             thread's presence channel, a signed-in member posting $CHAT_RATE messages/s through
+#             POST /chat/{chat}/messages: request latency and delivery latency
 #
 # Usage: bench/realtime/run.sh [SERVER_BIN [CLIENT_BIN]]
 #   SERVER_BIN default ${CARGO_TARGET_DIR:-target}/release/vellum-server (build it first:
 #   cargo build --release -p vellum-server); CLIENT_BIN default the same directory's
 #   vellum-bench-realtime, built here when missing.
 # Environment (defaults in brackets):
-#   SCENARIOS        space-separated names to run [hold redis redis-stalled redis-presence pg pg-stalled pg-presence]
+#   SCENARIOS        space-separated names to run [hold redis redis-stalled redis-presence pg pg-stalled pg-presence chat]
+#   CHAT_SUBSCRIBERS [1000]  CHAT_RATE [20]  CHAT_POSTERS [2]
 #   SOCKETS [5000]   HOLD_SECONDS [20]
 #   SUBSCRIBERS [5000]  RATE [20]  BENCH_SECONDS [30]  PUBLISHERS [4]  PAYLOAD_BYTES [0]
 #   STALLED [20]  STALLED_SECONDS [$BENCH_SECONDS]
@@ -39,7 +43,10 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 server_bin="${1:-$target/release/vellum-server}"
 client_bin="${2:-$(dirname "$server_bin")/vellum-bench-realtime}"
-scenarios="${SCENARIOS:-hold redis redis-stalled redis-presence pg pg-stalled pg-presence}"
+scenarios="${SCENARIOS:-hold redis redis-stalled redis-presence pg pg-stalled pg-presence chat}"
+chat_subscribers="${CHAT_SUBSCRIBERS:-1000}"
+chat_rate="${CHAT_RATE:-20}"
+chat_posters="${CHAT_POSTERS:-2}"
 sockets="${SOCKETS:-5000}"
 hold_seconds="${HOLD_SECONDS:-20}"
 subscribers="${SUBSCRIBERS:-5000}"
@@ -201,6 +208,33 @@ if wanted_prefix pg; then
   stop_servers
 fi
 
+if wanted chat; then
+  admin_bin="$(dirname "$server_bin")/vellum-admin"
+  [ -x "$admin_bin" ] || { echo "no $admin_bin: cargo build --release -p vellum-admin" >&2; exit 1; }
+  chat_db="sqlite://$work/chat.db?mode=rwc"
+  start_server chat "$chat_db"
+  make_user() { # NAME: creates NAME@bench.test, prints its id
+    printf 'bench-password-%s\n' "$1" | VELLUM_DATABASE_URL="$chat_db" "$admin_bin" users create \
+      --email "$1@bench.test" --name "$1" --role super-admin --password-stdin |
+      tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+  }
+  make_user ada >/dev/null
+  bob_id="$(make_user bob)"
+  login() { # EMAIL PASSWORD: prints the vellum_session=… pair
+    curl -sf -D - -o /dev/null -H 'Accept: application/json' -H 'Content-Type: application/json' \
+      -d "{\"email\": \"$1\", \"password\": \"$2\"}" "http://127.0.0.1:$port/login" |
+      tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: \(vellum_session=[^;]*\).*/\1/p'
+  }
+  cookie="$(login ada@bench.test bench-password-ada)"
+  chat_id="$(curl -sf -H 'Accept: application/json' -H 'Content-Type: application/json' -H "Cookie: $cookie" \
+    -d "{\"kind\": \"direct\", \"user_ids\": [$bob_id]}" "http://127.0.0.1:$port/chat/threads" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])')"
+  VELLUM_BENCH_COOKIE="$cookie" client chat chat --url "ws://127.0.0.1:$port" --http "http://127.0.0.1:$port" \
+    --chat "$chat_id" --subscribers "$chat_subscribers" --rate "$chat_rate" --posters "$chat_posters" \
+    --seconds "$seconds"
+  stop_servers
+fi
+
 mkdir -p "$out"
 cp "$results" "$out/results.jsonl"
 echo
@@ -232,6 +266,11 @@ for line in open(sys.argv[1]):
         cpu = ", ".join(f"{c['process']} {c['percent']:.0f}%" for c in d.get("cpu_percent", []))
         line += f"; CPU {cpu}"
         print(line)
+    elif d.get("scenario") == "chat":
+        req, dl = d.get("request") or {}, d.get("delivery") or {}
+        print(f"{name:16} {d['subscribers']} subscribers, {d['posted']} messages posted: request p50 {req.get('p50_ms')} "
+              f"p99 {req.get('p99_ms')} ms; delivery p50 {dl.get('p50_ms')} p99 {dl.get('p99_ms')} max {dl.get('max_ms')} ms; "
+              f"{d['delivered']}/{d['expected_deliveries']} delivered")
     elif d.get("scenario") == "presence":
         print(f"{name:16} member_added {d['member_added']} member_removed {d['member_removed']} "
               f"(expect 1 each): {'ok' if d['ok'] else 'FAILED'}")

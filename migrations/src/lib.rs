@@ -22,6 +22,7 @@ mod m20261127_000006_file_manager;
 mod m20261127_000007_item_files;
 mod m20261128_000008_passkeys;
 mod m20261129_000009_realtime;
+mod m20261130_000010_team_chat;
 
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000007_item_files::Migration),
             Box::new(m20261128_000008_passkeys::Migration),
             Box::new(m20261129_000009_realtime::Migration),
+            Box::new(m20261130_000010_team_chat::Migration),
         ]
     }
 }

@@ -34,7 +34,7 @@ describe('POST /broadcasting/auth', () => {
     });
 
     test('signs a presence channel with the member as channel_data, covered by the signature', async () => {
-        const channel = 'presence-chat.42';
+        const channel = `presence-chat.${await d.freshChat()}`;
         const res = await broadcastingAuth(d.server, ada.cookie, SOCKET, channel);
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.deepEqual(Object.keys(res.body).sort(), ['auth', 'channel_data']);
@@ -68,6 +68,8 @@ describe('POST /broadcasting/auth', () => {
             `private-App.Models.User.-${ada.id}`,
             'presence-chat.',
             'presence-chat',
+            'presence-chat.42',
+            'presence-chat.00000000-0000-4000-8000-000000000000',
             'presence-other.1',
         ];
         const refused = [];
@@ -79,7 +81,8 @@ describe('POST /broadcasting/auth', () => {
     });
 
     test('a user without can-show-chat gets 403 for a chat presence channel, and still their own private channel', async () => {
-        assert.deepEqual(await broadcastingAuth(d.server, reader.cookie, SOCKET, 'presence-chat.42'), {
+        const chat = `presence-chat.${await d.freshChat()}`;
+        assert.deepEqual(await broadcastingAuth(d.server, reader.cookie, SOCKET, chat), {
             status: 403,
             body: { message: 'Forbidden.' },
         });

@@ -9,7 +9,6 @@ import { isDeepStrictEqual } from 'node:util';
 import {
     Recorder,
     broadcastingAuth,
-    freshChatId,
     member,
     sign,
     snapshotProblems,
@@ -99,7 +98,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test('presence channel_data changed after signing is refused with 401; nobody sees the forged member', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const [ada, bob, carl, dora] = await d.signedInUsers(['Ada', 'Bob', 'Carl', 'Dora']);
         const observer = (await d.connect(bob)).join(chat);
         await observer.here();
@@ -124,11 +123,11 @@ describe('channels through laravel-echo', () => {
     test('presence here() lists the user who joined', async () => {
         const ada = await d.signedInUser({ name: 'Ada' });
         const tab = await d.connect(ada);
-        assert.deepEqual(await tab.join(freshChatId()).here(), [member(ada)]);
+        assert.deepEqual(await tab.join(await d.freshChat()).here(), [member(ada)]);
     });
 
     test('a second user joining fires joining on the first; closing their socket fires leaving', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada' });
         const bob = await d.signedInUser({ name: 'Bob' });
         const first = (await d.connect(ada)).join(chat);
@@ -146,7 +145,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test('leaving the channel (socket still open) fires leaving on the others', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada' });
         const bob = await d.signedInUser({ name: 'Bob' });
         const first = (await d.connect(ada)).join(chat);
@@ -161,7 +160,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test('the same user in two tabs: one joining for an observer, no leaving until the last tab closes', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const channel = `presence-chat.${chat}`;
         const [ada, bob, carl, dora] = await d.signedInUsers(['Ada', 'Bob', 'Carl', 'Dora']);
         const observerTab = await d.connect(ada);
@@ -205,7 +204,7 @@ describe('channels through laravel-echo', () => {
         const problems = [];
         // A race needs chances: a few rounds, each on a fresh chat.
         for (let round = 1; round <= 5; round++) {
-            const chat = freshChatId();
+            const chat = await d.freshChat();
             const a = adaTab.join(chat);
             const b = bobTab.join(chat);
             await Promise.all([a.here(), b.here()]);
@@ -225,7 +224,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test('a whisper reaches the other user and not the sender', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada' });
         const bob = await d.signedInUser({ name: 'Bob' });
         const adaTab = await d.connect(ada);
@@ -247,7 +246,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test('a client event on a presence channel names its sender (user_id)', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada' });
         const bob = await d.signedInUser({ name: 'Bob' });
         const adaTab = await d.connect(ada);
@@ -287,7 +286,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test('a client event for a channel the socket never subscribed is not relayed', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const [ada, bob, carl] = await d.signedInUsers(['Ada', 'Bob', 'Carl']);
         const adaTab = await d.connect(ada);
         const adaChat = adaTab.join(chat);
@@ -306,7 +305,7 @@ describe('channels through laravel-echo', () => {
     });
 
     test("a deleted user's subscriptions get subscription_error 403, they leave, and their whispers stop", async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const [ada, bob, carl] = await d.signedInUsers(['Ada', 'Bob', 'Carl']);
         const adaTab = await d.connect(ada);
         const adaChat = adaTab.join(chat);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { Recorder, freshChatId, member, startDeployment } from './harness.mjs';
+import { Recorder, member, startDeployment } from './harness.mjs';
 
 describe('client events disabled (VELLUM_REALTIME_CLIENT_EVENTS unset)', () => {
     let d;
@@ -14,7 +14,7 @@ describe('client events disabled (VELLUM_REALTIME_CLIENT_EVENTS unset)', () => {
     after(() => d?.stop());
 
     test('a whisper gets pusher:error back and reaches nobody', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const [ada, bob, carl] = await d.signedInUsers(['Ada', 'Bob', 'Carl']);
         const adaTab = await d.connect(ada);
         const bobTab = await d.connect(bob);

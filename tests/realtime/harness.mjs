@@ -19,7 +19,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
@@ -319,6 +319,33 @@ class Deployment {
         assert.equal(res.status, 204, `DELETE /users/${user.id}: ${res.status} ${await res.text()}`);
     }
 
+    /**
+     * A chat thread no other test uses (presence state is per channel): the thread of a new item
+     * of a `realtime` collection, so every super-admin of the deployment may join it (team chat
+     * authorizes `presence-chat.{id}` by the thread's own access). Returns the thread's id.
+     */
+    async freshChat() {
+        const call = async (method, path, body) => {
+            const res = await serverFetch(this.server, path, {
+                method,
+                headers: { Accept: 'application/json', 'Content-Type': 'application/json', Cookie: this.admin.cookie },
+                body: JSON.stringify(body),
+            });
+            const text = await res.text();
+            return { status: res.status, body: text ? JSON.parse(text) : null };
+        };
+        if (!this.chatCollection) {
+            const made = await call('POST', '/collections', { slug: 'realtime', name: 'Realtime', fields: [{ name: 'name', type: 'string' }] });
+            assert.ok([201, 422].includes(made.status), `POST /collections: ${made.status} ${JSON.stringify(made.body)}`);
+            this.chatCollection = 'realtime';
+        }
+        const item = await call('POST', '/collections/realtime/items', { data: { name: 'thread' } });
+        assert.equal(item.status, 201, `POST /collections/realtime/items: ${JSON.stringify(item.body)}`);
+        const thread = await call('POST', '/chat/threads', { kind: 'item', collection: 'realtime', item_id: item.body.data.id });
+        assert.equal(thread.status, 201, `POST /chat/threads: ${JSON.stringify(thread.body)}`);
+        return thread.body.data.id;
+    }
+
     /** A pusher-js client of `user` connected to `server`; see `Client`. */
     /** Waits for `pusher:connection_established` unless `wait` is false. */
     async connect(user, { server = this.server, wait = true, ...options } = {}) {
@@ -573,11 +600,6 @@ class Client {
 /** A member as Echo's `here`/`joining`/`leaving` report it for `user`. */
 export function member(user) {
     return { id: user.id, name: user.name };
-}
-
-/** A chat id no other test uses (presence state is per channel). */
-export function freshChatId() {
-    return randomInt(1_000_000, 2_000_000_000);
 }
 
 /** A raw WebSocket upgrade of `/app/{key}` with `headers`: `{status}` (101 when upgraded). */

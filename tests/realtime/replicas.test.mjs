@@ -8,7 +8,6 @@ import { isDeepStrictEqual } from 'node:util';
 import {
     Recorder,
     broadcastingAuth,
-    freshChatId,
     member,
     snapshotProblems,
     startDeployment,
@@ -43,7 +42,7 @@ describe('two replicas over Redis', { skip: REDIS ? false : 'VELLUM_TEST_REDIS_U
     after(() => d?.stop());
 
     test('users on different replicas see each other join and leave (a session from one replica signs on the other)', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada', server: r1 });
         const bob = await d.signedInUser({ name: 'Bob', server: r1 });
         const adaChat = (await d.connect(ada, { server: r1 })).join(chat);
@@ -62,7 +61,7 @@ describe('two replicas over Redis', { skip: REDIS ? false : 'VELLUM_TEST_REDIS_U
     });
 
     test('whispers cross replicas both ways and are not echoed to the sender', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada', server: r1 });
         const bob = await d.signedInUser({ name: 'Bob', server: r2 });
         const adaTab = await d.connect(ada, { server: r1 });
@@ -89,7 +88,7 @@ describe('two replicas over Redis', { skip: REDIS ? false : 'VELLUM_TEST_REDIS_U
         const everyone = [member(ada), member(bob), member(carl)].sort(byId);
         const problems = [];
         for (let round = 1; round <= 5; round++) {
-            const chat = freshChatId();
+            const chat = await d.freshChat();
             const a = adaTab.join(chat);
             const b = bobTab.join(chat);
             await Promise.all([a.here(), b.here()]);
@@ -109,7 +108,7 @@ describe('two replicas over Redis', { skip: REDIS ? false : 'VELLUM_TEST_REDIS_U
     });
 
     test('the same user on both replicas joins once and leaves only with the last socket', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const channel = `presence-chat.${chat}`;
         const [ada, bob, carl, dora] = await d.signedInUsers(['Ada', 'Bob', 'Carl', 'Dora']);
         const observerTab = await d.connect(ada, { server: r1 });
@@ -150,7 +149,7 @@ describe('two replicas over Redis', { skip: REDIS ? false : 'VELLUM_TEST_REDIS_U
     });
 
     test('a user deleted through one replica loses their subscriptions on the other', async () => {
-        const chat = freshChatId();
+        const chat = await d.freshChat();
         const ada = await d.signedInUser({ name: 'Ada', server: r1 });
         const bob = await d.signedInUser({ name: 'Bob', server: r2 });
         const adaChat = (await d.connect(ada, { server: r1 })).join(chat);

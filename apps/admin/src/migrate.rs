@@ -55,7 +55,8 @@ mod tests {
                 "m20261127_000006_file_manager",
                 "m20261127_000007_item_files",
                 "m20261128_000008_passkeys",
-                "m20261129_000009_realtime"
+                "m20261129_000009_realtime",
+                "m20261130_000010_team_chat"
             ] })
         );
         let mut again = Vec::new();

@@ -12,6 +12,7 @@
 //! JSON line for machines on stdout. It must never need anything of the server but its public
 //! WebSocket endpoint (and, for `hold`, its `/proc` entry), so it measures what a browser gets.
 
+mod chat;
 mod conn;
 mod deliver;
 mod hold;
@@ -47,6 +48,9 @@ enum Command {
     Deliver(deliver::DeliverArgs),
     /// Check that two sockets of one user (on two replicas) make one presence member.
     Presence(presence::PresenceArgs),
+    /// Post team chat messages over HTTP to a thread many sockets listen to: request and
+    /// delivery latency.
+    Chat(chat::ChatArgs),
 }
 
 /// What every subcommand needs to reach the server.
@@ -142,6 +146,7 @@ async fn main() -> ExitCode {
         Command::Hold(args) => hold::run(args).await,
         Command::Deliver(args) => deliver::run(args).await,
         Command::Presence(args) => presence::run(args).await,
+        Command::Chat(args) => chat::run(args).await,
     };
     match result.and_then(emit) {
         Ok(()) => ExitCode::SUCCESS,

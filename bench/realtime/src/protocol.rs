@@ -239,6 +239,13 @@ pub fn parse(text: &str) -> Result<Incoming, ProtocolError> {
             channel: channel()?,
             user_id: user_id(&data)?,
         },
+        // Team chat's bench (`chat`): the body is `bench <seq> <sent_us>`.
+        "MessageCreated" => chat_stamp(&data).map_or_else(
+            || Incoming::Other {
+                event: event.to_owned(),
+            },
+            Incoming::Bench,
+        ),
         BENCH_EVENT => Stamp::from_data(&data).map_or_else(
             || Incoming::Other {
                 event: event.to_owned(),
@@ -248,6 +255,17 @@ pub fn parse(text: &str) -> Result<Incoming, ProtocolError> {
         other => Incoming::Other {
             event: other.to_owned(),
         },
+    })
+}
+
+/// The stamp a `chat` poster writes in a message body (`bench <seq> <sent_us>`).
+fn chat_stamp(data: &Value) -> Option<Stamp> {
+    let body = data.get("message")?.get("body")?.as_str()?;
+    let mut parts = body.strip_prefix("bench ")?.split(' ');
+    Some(Stamp {
+        seq: parts.next()?.parse().ok()?,
+        sent_us: parts.next()?.parse().ok()?,
+        origin: 0,
     })
 }
 

@@ -1,6 +1,7 @@
 //! `POST /broadcasting/auth`: which channels a signed-in user may subscribe to, signed for one
 //! socket. Channel names are the spec's: `private-App.Models.User.{id}` for that user alone, and
-//! `presence-chat.{chat_id}` for users who may see the chat. Anything else is refused.
+//! `presence-chat.{chat_id}` for users who may open that thread now (team chat's own check,
+//! [`crate::chat::may_listen`]). Anything else is refused.
 
 use serde::Serialize;
 use vellum_policy::Reason;
@@ -8,10 +9,6 @@ use vellum_policy::Reason;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
-
-/// The permission behind the chat hub; the per-chat participant check joins it with team chat
-/// (issue 21).
-const CHAT_PERMISSION: &str = "can-show-chat";
 
 /// What a client subscribes with: `{"auth"}`, plus `channel_data` for presence channels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,9 +49,9 @@ fn refused(rule: &'static str) -> AppError {
 ///
 /// # Errors
 /// 422 for a malformed socket id or a missing channel name; 403 for any channel the user may
-/// not subscribe to (another user's private channel, a chat without `can-show-chat`, any other
+/// not subscribe to (another user's private channel, a thread the user may not open, any other
 /// name).
-pub fn authorize(
+pub async fn authorize(
     state: &AppState,
     principal: &Principal,
     socket_id: &str,
@@ -81,10 +78,14 @@ pub fn authorize(
         });
     }
     if let Some(chat) = channel_name.strip_prefix("presence-chat.") {
-        if channel_id(chat).is_none() {
-            return Err(refused("a chat channel names a chat id"));
+        match crate::chat::may_listen(state, principal, chat).await {
+            Ok(()) => {}
+            // A thread the user cannot see, or none: refused alike (its existence is not told).
+            Err(AppError::NotFound | AppError::Forbidden(_)) => {
+                return Err(refused("only who may open a thread listens to it"));
+            }
+            Err(other) => return Err(other),
         }
-        principal.require(CHAT_PERMISSION)?;
         let account = &principal.access.account;
         let channel_data = serde_json::json!({
             "user_id": account.id,

@@ -214,6 +214,11 @@ impl AppState {
         self.inner.blobs.as_ref()
     }
 
+    /// The blob store, shared: for a stream that outlives the borrow of the state.
+    pub(crate) fn blobs_arc(&self) -> Arc<dyn BlobStore> {
+        Arc::clone(&self.inner.blobs)
+    }
+
     pub(crate) fn transforms(&self) -> &Arc<Transforms> {
         &self.inner.transforms
     }

@@ -20,6 +20,7 @@ pub mod api_keys;
 mod app_config;
 pub mod broadcasting;
 pub mod cache;
+pub mod chat;
 pub mod collections;
 pub mod config;
 mod context;

@@ -18,7 +18,7 @@ pub struct Area {
 }
 
 /// Every area, in the order the navigation lists them, with the permission that opens it.
-const AREAS: [(Area, &str); 10] = [
+const AREAS: [(Area, &str); 11] = [
     (
         area("dashboard", "Dashboard", "/", "Content"),
         "can-show-dashboard",
@@ -31,6 +31,7 @@ const AREAS: [(Area, &str); 10] = [
         area("files", "Files", "/files", "Content"),
         "can-show-files",
     ),
+    (area("chat", "Chat", "/chat", "Content"), "can-show-chat"),
     (area("users", "Users", "/users", "People"), "can-show-users"),
     (
         area("groups", "Groups", "/groups", "People"),

@@ -293,10 +293,16 @@ fn labelling(field: &StoredField, target: &Collection) -> Labelling {
 /// The `search` condition: `None` without a search, `Some(None)` when nothing can match.
 fn search_condition(query: &OptionsQuery, labelling: &Labelling) -> Option<Option<Condition>> {
     let search = query.search.as_ref()?;
-    Some(match &labelling.field {
+    Some(search_on(labelling, search))
+}
+
+/// Items whose display field contains `search` (without one, the item whose id it is); `None`
+/// when no item can match.
+fn search_on(labelling: &Labelling, search: &str) -> Option<Condition> {
+    match &labelling.field {
         Some(name) => FieldName::parse(name).ok().map(|name| Condition {
             field: FilterField::Data(name),
-            op: FilterOp::Contains(search.clone()),
+            op: FilterOp::Contains(search.to_owned()),
         }),
         None => search
             .parse::<i64>()
@@ -306,7 +312,7 @@ fn search_condition(query: &OptionsQuery, labelling: &Labelling) -> Option<Optio
                 field: FilterField::Id,
                 op: FilterOp::Eq(Value::from(id)),
             }),
-    })
+    }
 }
 
 /// The field's `filter` setting, which narrows what may be picked.
@@ -355,13 +361,86 @@ fn text_of(value: Option<&Value>) -> String {
 /// `display_template`, then its `display_field`, else `#<id>`), `data` flattened to the default
 /// locale: how lists outside a relation field (a file's "where used") name an item.
 pub(crate) fn item_label(collection: &Collection, id: i64, data: &Map<String, Value>) -> String {
+    label(&collection_labelling(collection), id, data)
+}
+
+/// How a collection's own presentation labels and searches its items.
+fn collection_labelling(collection: &Collection) -> Labelling {
     let non_empty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
-    let labelling = Labelling {
-        template: non_empty(&collection.presentation.display_template),
-        field: non_empty(&collection.presentation.display_field)
-            .filter(|name| collection.field(name).is_some()),
+    let template = non_empty(&collection.presentation.display_template);
+    let field = non_empty(&collection.presentation.display_field)
+        .filter(|name| collection.field(name).is_some())
+        .or_else(|| {
+            template.as_deref().and_then(|t| {
+                placeholders(t)
+                    .into_iter()
+                    .find(|n| collection.field(n).is_some())
+            })
+        });
+    Labelling { template, field }
+}
+
+/// A page of the collection's live items labelled by its presentation, `search` matching the
+/// display field (or the id): the chat item pickers.
+pub(crate) async fn collection_items(
+    state: &AppState,
+    collection: &Arc<Collection>,
+    search: Option<&str>,
+    page: u64,
+    per_page: u64,
+) -> Result<Paginated<ItemOption>, AppError> {
+    let snapshot = state.snapshot().await?;
+    let labelling = collection_labelling(collection);
+    let filter = match search {
+        None => Filter::default(),
+        Some(search) => match search_on(&labelling, search) {
+            Some(condition) => Filter::new(vec![condition]),
+            None => return Ok(empty_page(per_page)),
+        },
     };
-    label(&labelling, id, data)
+    let locale = snapshot.locales.default_locale().clone();
+    let scope = FilterScope {
+        schema: collection.schema(),
+        locales: &snapshot.locales,
+        locale: &locale,
+    };
+    let found = list_items(
+        state.db(),
+        collection,
+        &scope,
+        &ListItems {
+            filter: &filter,
+            sort: &[],
+            page,
+            per_page,
+        },
+    )
+    .await?;
+    let selection = LocaleSelection::Flatten(locale.clone());
+    Ok(Paginated::from_page(found, |item| {
+        let data = flatten_for_read(
+            collection.schema(),
+            &item.data,
+            &selection,
+            &snapshot.locales,
+        );
+        ItemOption {
+            id: item.id,
+            label: label(&labelling, item.id, &data),
+        }
+    }))
+}
+
+/// The label of a stored item by its collection's presentation, in the default locale.
+pub(crate) fn stored_item_label(
+    snapshot: &Snapshot,
+    collection: &Collection,
+    id: i64,
+    data: &Map<String, Value>,
+) -> String {
+    let selection = LocaleSelection::Flatten(snapshot.locales.default_locale().clone());
+    let data = flatten_for_read(collection.schema(), data, &selection, &snapshot.locales);
+    item_label(collection, id, &data)
 }
 
 /// The label of item `id` whose `data` is flattened to the default locale.

@@ -152,6 +152,7 @@ pub fn app(
                 .service(routes::groups::delete)
                 .service(routes::groups::restore)
                 .service(routes::groups::force_delete)
+                .configure(routes::chat::register)
                 .configure(routes::schema::register)
                 // Before the admin items routes: `/items/options` is not `/items/{item}`.
                 .configure(routes::presentation::register)

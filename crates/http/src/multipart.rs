@@ -145,3 +145,45 @@ async fn text_part(field: &mut Field, name: &str, errors: &mut ValidationErrors)
         String::new()
     })
 }
+
+/// Reads a chat attachment form: its first `file` part streams into staging (at most `limit`
+/// bytes) and is answered with its name; other parts are drained.
+pub(crate) async fn read_attachment(
+    state: &AppState,
+    mut multipart: Multipart,
+    limit: u64,
+) -> Result<(String, vellum_app::ingest::Received), AppError> {
+    while let Some(field) = multipart.next().await {
+        let Ok(mut field) = field else {
+            break;
+        };
+        if field.name() != Some("file") {
+            while let Some(Ok(_)) = field.next().await {}
+            continue;
+        }
+        let name = part_file_name(&field).unwrap_or_default();
+        let mut received = None;
+        let stored = stream_part(field, |body| async {
+            match vellum_app::ingest::receive(state.blobs(), body, Some(limit)).await {
+                Ok(got) => {
+                    received = Some(got);
+                    Ok(true)
+                }
+                Err(vellum_storage::StorageError::TooLarge { limit }) => Err(AppError::invalid(
+                    "file",
+                    format!("The file may not be larger than {limit} bytes."),
+                )),
+                Err(vellum_storage::StorageError::Io { .. }) => {
+                    Err(AppError::invalid("file", "The upload was interrupted."))
+                }
+                Err(other) => Err(other.into()),
+            }
+        })
+        .await;
+        stored?;
+        return received
+            .map(|got| (name, got))
+            .ok_or_else(|| AppError::invalid("file", "The upload was interrupted."));
+    }
+    Err(AppError::invalid("file", "A file is required."))
+}

@@ -19,6 +19,7 @@ use vellum_migration::{Migrator, MigratorTrait};
 pub mod accounts;
 pub mod activity;
 pub mod blob;
+pub mod chat;
 pub mod collections;
 pub mod dashboard;
 mod database;

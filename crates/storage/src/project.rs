@@ -66,7 +66,8 @@ pub struct ProjectSettings {
     /// Canonical origins (`https://app.example.com`, default port dropped, host lowercased).
     pub public_api_allowed_origins: Vec<String>,
     pub files_max_upload_bytes: u64,
-    pub chat_max_upload_bytes: u64,
+    /// `None` (stored as JSON null): no project cap, the server's ceiling applies.
+    pub chat_max_upload_bytes: Option<u64>,
     pub daily_prompt_limit: u64,
 }
 
@@ -77,7 +78,7 @@ impl Default for ProjectSettings {
             default_locale: "en".to_owned(),
             public_api_allowed_origins: Vec::new(),
             files_max_upload_bytes: DEFAULT_FILES_MAX_UPLOAD_BYTES,
-            chat_max_upload_bytes: DEFAULT_CHAT_MAX_UPLOAD_BYTES,
+            chat_max_upload_bytes: Some(DEFAULT_CHAT_MAX_UPLOAD_BYTES),
             daily_prompt_limit: DEFAULT_DAILY_PROMPT_LIMIT,
         }
     }
@@ -135,7 +136,7 @@ impl ProjectSettings {
             }
             PUBLIC_API_ALLOWED_ORIGINS => self.public_api_allowed_origins = string_list(value)?,
             FILES_MAX_UPLOAD_BYTES => self.files_max_upload_bytes = non_negative(value)?,
-            CHAT_MAX_UPLOAD_BYTES => self.chat_max_upload_bytes = non_negative(value)?,
+            CHAT_MAX_UPLOAD_BYTES => self.chat_max_upload_bytes = nullable(value)?,
             DAILY_PROMPT_LIMIT => self.daily_prompt_limit = non_negative(value)?,
             _ => return Err(unknown_key(key)),
         }
@@ -162,6 +163,17 @@ fn string_list(value: &Json) -> Result<Vec<String>, String> {
         })
         .collect::<Result<_, _>>()
         .map_err(str::to_owned)
+}
+
+/// A non-negative integer, or null.
+fn nullable(value: &Json) -> Result<Option<u64>, String> {
+    if value.is_null() {
+        Ok(None)
+    } else {
+        non_negative(value)
+            .map(Some)
+            .map_err(|_| "must be a non-negative integer or null".to_owned())
+    }
 }
 
 fn non_negative(value: &Json) -> Result<u64, String> {
@@ -205,9 +217,8 @@ fn normalize(key: &str, value: &Json) -> Result<Json, String> {
                 .map(|o| Json::from(o.as_str()))
                 .collect())
         }
-        FILES_MAX_UPLOAD_BYTES | CHAT_MAX_UPLOAD_BYTES | DAILY_PROMPT_LIMIT => {
-            Ok(non_negative(value)?.into())
-        }
+        FILES_MAX_UPLOAD_BYTES | DAILY_PROMPT_LIMIT => Ok(non_negative(value)?.into()),
+        CHAT_MAX_UPLOAD_BYTES => Ok(nullable(value)?.into()),
         _ => Err(unknown_key(key)),
     }
 }
@@ -452,6 +463,8 @@ mod tests {
                 json!(["https://a.test", "http://b.test:8080"]),
             ),
             (FILES_MAX_UPLOAD_BYTES, json!(0), json!(0)),
+            (CHAT_MAX_UPLOAD_BYTES, json!(2048), json!(2048)),
+            (CHAT_MAX_UPLOAD_BYTES, json!(null), json!(null)),
             (DAILY_PROMPT_LIMIT, json!(5), json!(5)),
         ];
         for (key, raw, stored) in ok {
@@ -464,6 +477,7 @@ mod tests {
             (PUBLIC_API_ALLOWED_ORIGINS, json!(["https://a.test/app"])),
             (PUBLIC_API_ALLOWED_ORIGINS, json!([1])),
             (FILES_MAX_UPLOAD_BYTES, json!(-1)),
+            (FILES_MAX_UPLOAD_BYTES, json!(null)),
             (CHAT_MAX_UPLOAD_BYTES, json!(1.5)),
             (DAILY_PROMPT_LIMIT, json!("5")),
             (HASH_KEY, json!("00")),

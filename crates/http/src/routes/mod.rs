@@ -4,6 +4,8 @@ pub mod account;
 pub mod activity;
 pub mod admin_items;
 pub mod api_keys;
+pub mod chat;
+pub mod chat_messages;
 pub mod collections;
 pub mod dashboard;
 pub mod file_admin;

@@ -91,6 +91,36 @@ pub async fn serve() -> HttpResponse {
         super::account::sessions,
         super::account::revoke_sessions,
         super::realtime::authorize,
+        super::chat::hub,
+        super::chat::show,
+        super::chat::threads,
+        super::chat::start,
+        super::chat::unread_count,
+        super::chat::options,
+        super::chat::archive,
+        super::chat::unarchive,
+        super::chat::participants,
+        super::chat::set_participants,
+        super::chat::leave,
+        super::chat::destroy,
+        super::chat::notify,
+        super::chat::item_thread,
+        super::chat_messages::list,
+        super::chat_messages::post,
+        super::chat_messages::post_on_item,
+        super::chat_messages::edit,
+        super::chat_messages::destroy,
+        super::chat_messages::pin,
+        super::chat_messages::react,
+        super::chat_messages::read,
+        super::chat_messages::upload,
+        super::chat_messages::download,
+        super::chat_messages::start_upload,
+        super::chat_messages::upload_status,
+        super::chat_messages::upload_chunk,
+        super::chat_messages::complete_upload,
+        super::chat_messages::save,
+        super::chat_messages::add_to_field,
         super::dashboard::show,
         super::activity::list,
         super::roles::list,
@@ -240,6 +270,21 @@ pub async fn serve() -> HttpResponse {
             file_admin_browse::AdminFilePage, file_admin_browse::CreateFolderRequest,
             file_admin_browse::UpdateAdminFileRequest, file_admin_browse::AddFileTagsRequest,
             file_admin_browse::FileTag, file_admin_browse::FileTagList,
+            chat::ChatPerson, chat::ChatMember, chat::ChatCollectionRef, chat::ChatItemRef,
+            chat::ChatThread, chat::ChatThreadEnvelope, chat::ChatThreadPage, chat::ChatReaction,
+            chat::ChatAttachment, chat::ChatAttachmentEnvelope, chat::ChatReply,
+            chat::ChatMentions, chat::ChatMessage, chat::ChatMessageEnvelope,
+            chat::ChatMessagePage, chat::ChatThreadView, chat::ChatThreadViewEnvelope,
+            chat::ChatItemThreadEnvelope, chat::ChatUnread, chat::ChatUnreadEnvelope,
+            chat::ChatHub, chat::ChatHubEnvelope, chat::ChatOption, chat::ChatFileField,
+            chat::ChatOptionPage, chat::StartChatThread, chat::PostChatMessage,
+            chat::EditChatMessage, chat::ToggleChatReaction, chat::ChatReactionOutcome,
+            chat::ChatReactionOutcomeEnvelope, chat::MarkChatRead, chat::ChatReadMark,
+            chat::ChatReadMarkEnvelope, chat::SetChatParticipants, chat::ChatParticipants,
+            chat::ChatParticipantsEnvelope, chat::ChatNotifyRequest, chat::ChatNotify,
+            chat::ChatNotifyEnvelope, chat::StartChatUpload, chat::ChatUpload,
+            chat::ChatUploadEnvelope, chat::ChatAttachmentForm, chat::SaveChatAttachment,
+            chat::AddChatAttachmentToField, chat::AddedToField, chat::AddedToFieldEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
@@ -255,6 +300,7 @@ pub async fn serve() -> HttpResponse {
         (name = "meta", description = "This description"),
         (name = "admin: account", description = "Admin app: sign-in, sessions and the signed-in account (paths relative to the site root, session cookie)"),
         (name = "admin: realtime", description = "Admin app: signing a socket's subscription to a private or presence channel (the WebSocket itself, `GET /app/{key}?protocol=7`, speaks the Pusher protocol; see docs/realtime.md)"),
+        (name = "admin: chat", description = "Admin app: team chat (gated by `can-show-chat`): item threads (access follows the item's read) and direct conversations (their members only), messages with replies, pins, reactions and mentions, read state, archive, participants, attachments (single and chunked, resumable), pickers; events travel on `presence-chat.{id}` and `private-App.Models.User.{id}` (see docs/chat.md)"),
         (name = "admin: dashboard", description = "Admin app: the dashboard's counts"),
         (name = "admin: roles", description = "Admin app: roles, their admin permissions and both matrices (`{role}` is the role's id)"),
         (name = "admin: permissions", description = "Admin app: the admin permission rows, limited to the catalog"),
@@ -342,8 +388,9 @@ mod tests {
         // 60 before issue 18; + HEAD of file content and transforms, + 4 presentation routes,
         // + 11 schema routes, + 13 item routes; issue 29's file manager: + 9 browse, folder,
         // metadata, tag and favorite routes, + 5 upload, replace, copy and download (GET and
-        // HEAD), + 5 delete, restore, force delete, usage and bulk.
-        assert_eq!(operations.len(), 117);
+        // HEAD), + 5 delete, restore, force delete, usage and bulk; issue 21's team chat: + 14
+        // thread routes, + 17 message and attachment routes (download GET and HEAD).
+        assert_eq!(operations.len(), 148);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
@@ -354,7 +401,7 @@ mod tests {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 117, "operation ids must be unique: {ids:?}");
+        assert_eq!(ids.len(), 148, "operation ids must be unique: {ids:?}");
         let union = &doc["components"]["schemas"]["FileFieldValue"]["oneOf"];
         assert_eq!(union.as_array().unwrap().len(), 5, "{union}");
     }

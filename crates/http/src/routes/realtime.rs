@@ -74,6 +74,7 @@ pub async fn authorize(
 ) -> Result<HttpResponse, ApiError> {
     let input = crate::body::read_input(payload, AUTH_BODY_LIMIT, &req).await?;
     let field = |name: &str| input.get(name).and_then(|v| v.as_str()).unwrap_or_default();
-    let auth = broadcasting::authorize(&state, &user.0, field("socket_id"), field("channel_name"))?;
+    let auth =
+        broadcasting::authorize(&state, &user.0, field("socket_id"), field("channel_name")).await?;
     Ok(HttpResponse::Ok().json(auth))
 }

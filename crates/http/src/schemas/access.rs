@@ -334,8 +334,9 @@ pub struct ProjectSettings {
     pub public_api_allowed_origins: Vec<String>,
     #[schema(minimum = 0)]
     pub files_max_upload_bytes: i64,
+    /// The cap on one chat attachment; null: no project cap (the server's ceiling, 2 GiB).
     #[schema(minimum = 0)]
-    pub chat_max_upload_bytes: i64,
+    pub chat_max_upload_bytes: Option<i64>,
     /// AI prompts per user per day; 0 disables the cap.
     #[schema(minimum = 0)]
     pub daily_prompt_limit: i64,
@@ -362,7 +363,8 @@ pub struct ProjectSettingsUpdate {
     pub public_api_allowed_origins: Option<Vec<String>>,
     #[schema(nullable = false, minimum = 0)]
     pub files_max_upload_bytes: Option<i64>,
-    #[schema(nullable = false, minimum = 0)]
+    /// Null removes the project cap (the server's ceiling, 2 GiB, applies).
+    #[schema(minimum = 0)]
     pub chat_max_upload_bytes: Option<i64>,
     #[schema(nullable = false, minimum = 0)]
     pub daily_prompt_limit: Option<i64>,

@@ -43,7 +43,7 @@ pub mod replace;
 pub mod tags;
 mod transforms;
 pub mod trash;
-mod tree;
+pub(crate) mod tree;
 pub mod upload;
 use crate::sql::{Sql, begin_write, id_param, like_pattern, now};
 pub use transforms::{
@@ -850,6 +850,13 @@ struct PageRow {
 pub async fn blob_in_use<C: ConnectionTrait>(db: &C, key: &str) -> Result<bool, StorageError> {
     let mut sql = Sql::new(db.get_database_backend());
     sql.push("SELECT COUNT(*) AS n FROM files WHERE storage_key = ")
+        .bind(key);
+    if sql.count(db).await? > 0 {
+        return Ok(true);
+    }
+    // Chat attachments share the content-addressed blobs (saving one to the files is a row).
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT COUNT(*) AS n FROM chat_attachments WHERE storage_key = ")
         .bind(key);
     Ok(sql.count(db).await? > 0)
 }

@@ -18,7 +18,7 @@ struct KindRow {
 }
 
 /// Serializes tree writes on PostgreSQL; see the module docs. Released at commit or rollback.
-pub(super) async fn lock_tree<C: ConnectionTrait>(txn: &C) -> Result<(), StorageError> {
+pub(crate) async fn lock_tree<C: ConnectionTrait>(txn: &C) -> Result<(), StorageError> {
     if txn.get_database_backend() == DbBackend::Postgres {
         let mut sql = Sql::new(DbBackend::Postgres);
         sql.push("SELECT pg_advisory_xact_lock(")

@@ -11,9 +11,17 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 31] = [
+const TABLES: [&str; 39] = [
     "activity_log",
     "api_keys",
+    "chat_attachments",
+    "chat_collection_notify",
+    "chat_members",
+    "chat_messages",
+    "chat_reactions",
+    "chat_uploads",
+    "chat_user_states",
+    "chats",
     "collection_grants",
     "collections",
     "fields",

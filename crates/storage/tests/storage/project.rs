@@ -31,7 +31,7 @@ async fn defaults_apply_until_set() {
             default_locale: "en".into(),
             public_api_allowed_origins: vec![],
             files_max_upload_bytes: 52_428_800,
-            chat_max_upload_bytes: 10_485_760,
+            chat_max_upload_bytes: Some(10_485_760),
             daily_prompt_limit: 100,
         }
     );
@@ -91,7 +91,7 @@ async fn set_and_get_round_trip() {
         ["https://app.example.com", "http://localhost:3000"]
     );
     assert_eq!(s.files_max_upload_bytes, 10_485_760);
-    assert_eq!(s.chat_max_upload_bytes, 10_485_760);
+    assert_eq!(s.chat_max_upload_bytes, Some(10_485_760));
     assert_eq!(s.daily_prompt_limit, 0);
     assert!(
         s.origin_allowlist()

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod activity;
 pub mod api_keys;
+pub mod chat;
 pub mod collections;
 pub mod confirm;
 pub mod dashboard;

@@ -100,7 +100,12 @@ impl ProjectForm {
             "default_locale": self.default_locale.trim(),
             "public_api_allowed_origins": split(&self.public_api_allowed_origins, &['\n', ' ', ',']),
             "files_max_upload_bytes": number(&self.files_max_upload_bytes),
-            "chat_max_upload_bytes": number(&self.chat_max_upload_bytes),
+            // Empty: no project cap (null).
+            "chat_max_upload_bytes": if self.chat_max_upload_bytes.trim().is_empty() {
+                Value::Null
+            } else {
+                number(&self.chat_max_upload_bytes)
+            },
             "daily_prompt_limit": number(&self.daily_prompt_limit),
         })
     }

@@ -4,6 +4,7 @@
 
 mod access_support;
 mod api_keys;
+mod chat;
 mod file_pages;
 mod files_blobs;
 mod files_browse;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use actix_web::http::Method;
 use serde_json::json;
 
-use super::{Live, authorize, data, join, user};
+use super::{Live, authorize, chat_channel, data, join, user};
 use crate::admin::admin_at;
 use crate::support::{TestApp, blog, send_to};
 
@@ -39,7 +39,8 @@ async fn a_chat_channel_carries_the_member_and_needs_the_chat_permission() {
     let app = TestApp::new(blog()).await;
     let (ada, ada_id) = user(&app.state, "ada@example.com", &["admin"]).await;
     let (reader, _) = user(&app.state, "rita@example.com", &["reader"]).await;
-    let (status, body) = authorize(&app.state, Some(&ada), "1.2", "presence-chat.9").await;
+    let chat = chat_channel(&app.state, &ada, 5).await;
+    let (status, body) = authorize(&app.state, Some(&ada), "1.2", &chat).await;
     assert_eq!(status, 200, "{body}");
     let channel_data = body["channel_data"].as_str().unwrap();
     let member: serde_json::Value = serde_json::from_str(channel_data).unwrap();
@@ -47,15 +48,21 @@ async fn a_chat_channel_carries_the_member_and_needs_the_chat_permission() {
         member,
         json!({"user_id": ada_id, "user_info": {"id": ada_id, "name": "ada@example.com"}})
     );
-    let signed =
-        app.state
-            .realtime()
-            .credentials()
-            .sign("1.2", "presence-chat.9", Some(channel_data));
+    let signed = app
+        .state
+        .realtime()
+        .credentials()
+        .sign("1.2", &chat, Some(channel_data));
     assert_eq!(body["auth"], signed);
-    let (status, _) = authorize(&app.state, Some(&reader), "1.2", "presence-chat.9").await;
+    let (status, _) = authorize(&app.state, Some(&reader), "1.2", &chat).await;
     assert_eq!(status, 403);
-    for bad in ["presence-chat.", "presence-chat.x", "presence-chat.0"] {
+    for bad in [
+        "presence-chat.",
+        "presence-chat.x",
+        "presence-chat.0",
+        "presence-chat.9",
+        "presence-chat.00000000-0000-4000-8000-000000000000",
+    ] {
         let (status, _) = authorize(&app.state, Some(&ada), "1.2", bad).await;
         assert_eq!(status, 403, "{bad}");
     }
@@ -65,6 +72,7 @@ async fn a_chat_channel_carries_the_member_and_needs_the_chat_permission() {
 async fn bad_input_is_422_and_no_session_is_401_in_json() {
     let app = TestApp::new(blog()).await;
     let (ada, _) = user(&app.state, "ada@example.com", &["admin"]).await;
+    let chat = chat_channel(&app.state, &ada, 1).await;
     let (status, body) = authorize(&app.state, Some(&ada), "abc", "").await;
     assert_eq!(status, 422);
     assert!(body["errors"]["socket_id"].is_array(), "{body}");
@@ -90,7 +98,7 @@ async fn bad_input_is_422_and_no_session_is_401_in_json() {
             .insert_header(("accept", "*/*"))
             .insert_header(("cookie", ada.cookie.clone()))
             .insert_header(("content-type", "application/x-www-form-urlencoded"))
-            .set_payload("socket_id=1.2&channel_name=presence-chat.1"),
+            .set_payload(format!("socket_id=1.2&channel_name={chat}")),
     )
     .await;
     assert_eq!(res.status, 200);
@@ -118,8 +126,9 @@ async fn deleting_a_user_ends_their_live_subscriptions() {
     let mut bob_ws = live.socket(&app.state).await;
     let private = format!("private-App.Models.User.{ada_id}");
     join(&app.state, &mut ada_ws, &ada, &private).await;
-    join(&app.state, &mut ada_ws, &ada, "presence-chat.3").await;
-    join(&app.state, &mut bob_ws, &bob, "presence-chat.3").await;
+    let chat = chat_channel(&app.state, &ada, 3).await;
+    join(&app.state, &mut ada_ws, &ada, &chat).await;
+    join(&app.state, &mut bob_ws, &bob, &chat).await;
 
     let res = admin_at(
         &app.state,
@@ -137,7 +146,9 @@ async fn deleting_a_user_ends_their_live_subscriptions() {
         revoked.push(error["channel"].as_str().unwrap().to_owned());
     }
     revoked.sort();
-    assert_eq!(revoked, vec!["presence-chat.3".to_owned(), private.clone()]);
+    let mut expected = vec![chat.clone(), private.clone()];
+    expected.sort();
+    assert_eq!(revoked, expected);
     let removed = bob_ws.expect("pusher_internal:member_removed").await;
     assert_eq!(data(&removed)["user_id"], ada_id.to_string());
     app.state

@@ -3,6 +3,7 @@
 //! tests run against unmodified pusher-js and laravel-echo in `tests/realtime/` (Node).
 
 mod auth;
+mod chat;
 mod protocol;
 mod replicas;
 
@@ -219,6 +220,36 @@ pub async fn join(state: &AppState, ws: &mut Ws, session: &Session, channel: &st
         "{reply}"
     );
     reply
+}
+
+/// The presence channel of the chat thread of `blog()`'s item `item` (authors 1, tags 2 and 3,
+/// articles 4 and 5), started by `session` (who needs `can-show-chat` and
+/// `can-show-collections`): a channel every admin may join.
+pub async fn chat_channel(state: &AppState, session: &Session, item: i64) -> String {
+    let collection = match item {
+        1 => "authors",
+        2 | 3 => "tags",
+        _ => "articles",
+    };
+    let res = send_to(
+        state,
+        admin_request(
+            actix_web::http::Method::POST,
+            "/chat/threads",
+            Some(session),
+            Some(json!({"kind": "item", "collection": collection, "item_id": item})),
+        ),
+    )
+    .await;
+    assert!(
+        res.status.is_success(),
+        "{}",
+        String::from_utf8_lossy(&res.body)
+    );
+    format!(
+        "presence-chat.{}",
+        res.json()["data"]["id"].as_str().unwrap()
+    )
 }
 
 /// Creates a user holding `roles` (named by its email) and signs it in: its session and id.

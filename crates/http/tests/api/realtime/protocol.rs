@@ -7,7 +7,7 @@ use serde_json::json;
 use vellum_http::HttpConfig;
 use vellum_http::realtime::RealtimeConfig;
 
-use super::{Live, WAIT, Ws, authorize, data, join, user};
+use super::{Live, WAIT, Ws, authorize, chat_channel, data, join, user};
 use crate::support::{TestApp, blog};
 
 async fn app_with(realtime: RealtimeConfig) -> TestApp {
@@ -141,7 +141,7 @@ async fn presence_counts_a_user_once_across_tabs() {
     let live = Live::start(&app);
     let ada = app.signed_in("ada@example.com", &["admin"]).await;
     let bob = app.signed_in("bob@example.com", &["admin"]).await;
-    let channel = "presence-chat.7";
+    let channel = &chat_channel(&app.state, &ada, 4).await;
     let mut observer = live.socket(&app.state).await;
     let roster = join(&app.state, &mut observer, &bob, channel).await;
     assert_eq!(data(&roster)["presence"]["count"], 1);
@@ -185,9 +185,10 @@ async fn client_events_are_refused_unless_enabled() {
     let ada = app.signed_in("ada@example.com", &["admin"]).await;
     let mut a = live.socket(&app.state).await;
     let mut b = live.socket(&app.state).await;
-    join(&app.state, &mut a, &ada, "presence-chat.1").await;
-    join(&app.state, &mut b, &ada, "presence-chat.1").await;
-    a.send(json!({"event": "client-typing", "channel": "presence-chat.1", "data": {}}))
+    let chat = chat_channel(&app.state, &ada, 1).await;
+    join(&app.state, &mut a, &ada, &chat).await;
+    join(&app.state, &mut b, &ada, &chat).await;
+    a.send(json!({"event": "client-typing", "channel": chat, "data": {}}))
         .await;
     let error = a.expect("pusher:error").await;
     assert!(
@@ -212,15 +213,17 @@ async fn enabled_client_events_reach_the_others_at_a_bounded_rate() {
     let bob = app.signed_in("bob@example.com", &["admin"]).await;
     let mut a = live.socket(&app.state).await;
     let mut b = live.socket(&app.state).await;
-    join(&app.state, &mut a, &ada, "presence-chat.1").await;
-    join(&app.state, &mut b, &bob, "presence-chat.1").await;
+    let chat = chat_channel(&app.state, &ada, 1).await;
+    let other = chat_channel(&app.state, &ada, 2).await;
+    join(&app.state, &mut a, &ada, &chat).await;
+    join(&app.state, &mut b, &bob, &chat).await;
     // Not subscribed: refused.
-    a.send(json!({"event": "client-x", "channel": "presence-chat.2", "data": {}}))
+    a.send(json!({"event": "client-x", "channel": other, "data": {}}))
         .await;
     a.expect("pusher:error").await;
     // Two seconds' worth may come at once (events queued behind a pause), not more.
     for n in 0..7 {
-        a.send(json!({"event": "client-typing", "channel": "presence-chat.1", "data": {"n": n}}))
+        a.send(json!({"event": "client-typing", "channel": chat, "data": {"n": n}}))
             .await;
     }
     for n in 0..6 {
@@ -344,9 +347,11 @@ async fn sockets_beyond_the_limit_are_refused_with_4100() {
     let key = app.state.realtime().credentials().key().to_owned();
     let mut third = Ws::raw(&live.url(&key, "?protocol=7"), None).await.unwrap();
     assert_eq!(data(&third.expect("pusher:error").await)["code"], 4100);
-    join(&app.state, &mut first, &ada, "presence-chat.1").await;
-    let (_, auth) = authorize(&app.state, Some(&ada), &first.socket_id, "presence-chat.2").await;
-    let refused = first.subscribe("presence-chat.2", &auth).await;
+    let chat = chat_channel(&app.state, &ada, 1).await;
+    let other = chat_channel(&app.state, &ada, 2).await;
+    join(&app.state, &mut first, &ada, &chat).await;
+    let (_, auth) = authorize(&app.state, Some(&ada), &first.socket_id, &other).await;
+    let refused = first.subscribe(&other, &auth).await;
     assert_eq!(data(&refused)["status"], 403);
 }
 

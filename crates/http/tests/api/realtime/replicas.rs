@@ -36,7 +36,8 @@ async fn across(a: AppState, b: AppState, backend: &str) {
     let live_b = Live::serve(&b);
     let (ada, ada_id) = user(&a, "ada@example.com", &["admin"]).await;
     let (bob, _) = user(&a, "bob@example.com", &["admin"]).await;
-    let channel = "presence-chat.5";
+    let channel = &super::chat_channel(&a, &ada, 5).await;
+    let second = super::chat_channel(&a, &ada, 4).await;
 
     let mut ada_ws = live_a.socket(&a).await;
     join(&a, &mut ada_ws, &ada, channel).await;
@@ -77,14 +78,14 @@ async fn across(a: AppState, b: AppState, backend: &str) {
     assert_eq!(data(&removed)["user_id"], ada_id.to_string());
 
     // Replica B dies without a word: A removes Bob once B's lease runs out.
-    join(&a, &mut ada_ws, &ada, "presence-chat.6").await;
+    join(&a, &mut ada_ws, &ada, &second).await;
     let mut bob_b = live_b.socket(&b).await;
-    join(&b, &mut bob_b, &bob, "presence-chat.6").await;
+    join(&b, &mut bob_b, &bob, &second).await;
     ada_ws.expect("pusher_internal:member_added").await;
     b.realtime().kill();
     let started = std::time::Instant::now();
     let removed = ada_ws.expect("pusher_internal:member_removed").await;
-    assert_eq!(removed["channel"], "presence-chat.6");
+    assert_eq!(removed["channel"], second.as_str());
     assert!(
         started.elapsed() < Duration::from_secs(4),
         "{:?}",
