@@ -140,3 +140,26 @@ def upload_resumes(page, server, tmp_path):
     head = page.request.head(link.get_attribute("href"))
     assert head.status == 200
     assert int(head.headers["content-length"]) == size
+
+
+def test_mentions_autocomplete_in_a_group_conversation(page, server):
+    sign_in(page, server)
+    dora = make_user(page, "Dora Mention", "dora@chat.test")
+    eve = make_user(page, "Eve Other", "eve@chat.test")
+    res = page.request.post(
+        "/chat/threads",
+        headers={"Accept": "application/json", "Content-Type": "application/json"},
+        data=json.dumps({"kind": "direct", "user_ids": [dora, eve]}),
+    )
+    chat = res.json()["data"]["id"]
+    page.goto(f"/chat/{chat}?tab=private")
+    box = page.get_by_role("textbox", name="Message")
+    box.press_sequentially("Thanks @Dor")
+    expect(page.get_by_role("option", name="Dora Mention")).to_be_visible()
+    box.press("ArrowDown")
+    box.press("Enter")
+    expect(box).to_have_value("Thanks @Dora Mention ")
+    box.press("Enter")
+    mention = page.locator("#messages li[data-message] .mention")
+    expect(mention).to_have_text("@Dora Mention")
+    assert_accessible(page)

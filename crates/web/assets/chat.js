@@ -358,6 +358,7 @@
     return data;
   };
 
+  const placeholder = textarea ? textarea.placeholder : "";
   if (composer && textarea) {
     const box = document.getElementById("mention-suggest");
     const mention = suggest(textarea, box, (entry) => {
@@ -368,6 +369,8 @@
       textarea.focus();
     });
     textarea.addEventListener("input", async () => {
+      // A one-to-one conversation takes no mentions (the server refuses them).
+      if (root.dataset.mentions === "off") return;
       const upto = textarea.value.slice(0, textarea.selectionStart);
       const match = /(?:^|\s)@([^\s@]{1,40})$/.exec(upto);
       if (!match) return mention.close();
@@ -398,7 +401,7 @@
         const { data } = await api("POST", `/chat/${chat}/messages`, payload);
         upsert(data);
         textarea.value = "";
-        textarea.placeholder = "Write a message. @ to mention, Enter to send, Shift+Enter for a new line";
+        textarea.placeholder = placeholder;
         replyTo = null;
         mentioned.clear();
         attachments.clear();

@@ -61,6 +61,18 @@ impl ChatPage {
         self.hub.open.as_ref()
     }
 
+    /// Whether the open thread takes mentions: not a one-to-one conversation (two people, no
+    /// group), where the server refuses them.
+    #[must_use]
+    pub fn mentions_allowed(&self) -> bool {
+        self.open().is_none_or(|open| {
+            let thread = &open.thread;
+            thread.kind != "direct"
+                || thread.members.iter().any(|m| m.kind == "group")
+                || thread.members.len() > 2
+        })
+    }
+
     /// Whether the signed-in user wrote `message` (and so may edit or delete it).
     #[must_use]
     pub fn mine(&self, message: &MessageResource) -> bool {

@@ -785,3 +785,135 @@ async fn the_pickers_show_names_only_and_items_only_to_readers() {
         .await;
     assert_eq!(res.status, 404);
 }
+
+#[actix_web::test]
+async fn an_attachment_is_saved_to_the_files_or_added_to_a_field_with_the_users_permissions() {
+    let app = TestApp::new(blog()).await;
+    let (writer, _) = member(
+        &app,
+        "writer@example.com",
+        &[
+            "can-show-chat",
+            "can-show-collections",
+            "can-create-files",
+            "can-edit-collections",
+        ],
+    )
+    .await;
+    let (reader, reader_id) = member(&app, "reader@example.com", &CHAT_AND_ITEMS).await;
+    let (_, started) = start_direct(&app, &writer, &[reader_id], &[]).await;
+    let chat = started["data"]["id"].as_str().unwrap().to_owned();
+    let png = crate::support::png(4, 3);
+    let (_, uploaded) = upload(&app, &writer, &chat, "cover.png", &png).await;
+    let attachment = uploaded["data"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(uploaded["data"]["mime_type"], "image/png");
+    let (status, _) = post(
+        &app,
+        &writer,
+        &chat,
+        json!({"attachment_ids": [attachment]}),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let base = format!("/chat/{chat}/attachments/{attachment}");
+
+    // The reader may see the thread, not create files or edit items.
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("{base}/save"),
+            Some(&reader),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(res.status, 403);
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("{base}/add-to-field"),
+            Some(&reader),
+            Some(json!({"collection": "articles", "item_id": 4, "field": "cover"})),
+        )
+        .await;
+    assert_eq!(res.status, 403);
+
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("{base}/save"),
+            Some(&writer),
+            Some(json!({"filename": "kept.png"})),
+        )
+        .await;
+    assert_eq!(res.status, 201, "{}", res.json());
+    let file = res.json()["data"].clone();
+    assert_eq!(file["filename"], "kept.png");
+    assert_eq!(file["mime_type"], "image/png");
+    assert_eq!(file["filesize"], png.len(), "{file}");
+
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("{base}/add-to-field"),
+            Some(&writer),
+            Some(json!({"collection": "articles", "item_id": 4, "field": "title"})),
+        )
+        .await;
+    assert_eq!(res.status, 422, "a text field holds no files");
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("{base}/add-to-field"),
+            Some(&writer),
+            Some(json!({"collection": "articles", "item_id": 4, "field": "cover"})),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.json());
+    let added = res.json()["data"].clone();
+    assert_eq!(
+        added["item"]["data"]["cover"], added["file"]["id"],
+        "{added}"
+    );
+    // The bytes stay while a file names them, after the message is gone.
+    let messages = app
+        .admin(
+            Method::GET,
+            &format!("/chat/{chat}/messages"),
+            Some(&writer),
+            None,
+        )
+        .await
+        .json();
+    let message = messages["data"][0]["id"].clone();
+    let res = app
+        .admin(
+            Method::DELETE,
+            &format!("/chat/{chat}/messages/{message}"),
+            Some(&writer),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 204);
+    let key = crate::support::blob_key(&png);
+    assert!(app.state.blobs().head(&key).await.unwrap().is_some());
+}
+
+#[actix_web::test]
+async fn a_message_carries_at_most_ten_attachments() {
+    let app = TestApp::new(blog()).await;
+    let p = people(&app).await;
+    let (_, started) = start_direct(&app, &p.ada, &[p.bob_id], &[]).await;
+    let chat = started["data"]["id"].as_str().unwrap().to_owned();
+    let ids: Vec<String> = (0..11)
+        .map(|i| format!("00000000-0000-4000-8000-{i:012}"))
+        .collect();
+    let (status, body) = post(
+        &app,
+        &p.ada,
+        &chat,
+        json!({"body": "x", "attachment_ids": ids}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(body["errors"]["attachment_ids"].is_array(), "{body}");
+}
