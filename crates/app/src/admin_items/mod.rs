@@ -436,7 +436,14 @@ async fn force_delete_one(
     target: &Target,
     id: i64,
 ) -> Result<(), AppError> {
+    let orphans = crate::chat::orphans_of(
+        state,
+        vellum_storage::chat::attachments::OrphanScope::Item(id),
+    )
+    .await?;
     item_admin::purge_item(state.db(), &target.collection, id).await?;
+    // The item's chat thread went with it: its attachments' bytes go too.
+    crate::chat::forget_blobs(state, orphans).await;
     state.content_changed().await;
     log(
         state,

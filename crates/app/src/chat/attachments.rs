@@ -59,9 +59,21 @@ pub(crate) async fn upload_limit(state: &AppState) -> Result<u64, AppError> {
         .map_or(SERVER_CEILING, |cap| cap.min(SERVER_CEILING)))
 }
 
+/// The blob keys a delete about to cascade through chat rows would leave behind (see
+/// [`store::attachments::orphan_keys`]); hand them to [`forget_blobs`] once the delete is done.
+///
+/// # Errors
+/// The database.
+pub async fn orphans_of(
+    state: &AppState,
+    scope: store::attachments::OrphanScope,
+) -> Result<Vec<String>, AppError> {
+    Ok(store::attachments::orphan_keys(state.db(), scope).await?)
+}
+
 /// Removes the blobs of deleted attachments that no file or attachment names any more. Best
 /// effort: a failure is logged (the bytes stay, nothing is lost).
-pub(crate) async fn forget_blobs(state: &AppState, keys: Vec<String>) {
+pub async fn forget_blobs(state: &AppState, keys: Vec<String>) {
     for key in keys {
         if let Err(err) = delete_unused_blob(state.db(), state.blobs(), &key).await {
             tracing::warn!(error = %error_chain(&err), "chat: an attachment's blob stays behind");

@@ -374,3 +374,70 @@ pub async fn save_as_file<C: ConnectionTrait + TransactionTrait>(
     txn.commit().await?;
     Ok(file)
 }
+
+/// Whose chat rows a delete is about to remove by cascade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrphanScope {
+    /// The item's thread (an item deleted for good).
+    Item(i64),
+    /// Every item thread of the collection (a collection deleted).
+    Collection(i64),
+    /// The user's uploads in progress (a user deleted for good; the user's attachments stay
+    /// with their messages).
+    Uploader(i64),
+}
+
+/// The blob keys that rows under `scope` name: attachments and the chunks of uploads in
+/// progress. Read before the delete; once it is done, the caller removes those no row names any
+/// more ([`crate::files::delete_unused_blob`]), so the bytes do not outlive their rows.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err)]
+pub async fn orphan_keys<C: ConnectionTrait>(
+    db: &C,
+    scope: OrphanScope,
+) -> Result<Vec<String>, StorageError> {
+    #[derive(FromQueryResult)]
+    struct Key {
+        storage_key: String,
+    }
+    #[derive(FromQueryResult)]
+    struct Chunks {
+        storage_key: String,
+        received: String,
+    }
+    let (chat_filter, id) = match scope {
+        OrphanScope::Item(id) => ("c.item_id = ", id),
+        OrphanScope::Collection(id) => ("c.collection_id = ", id),
+        OrphanScope::Uploader(id) => ("", id),
+    };
+    let id = id_param(id).unwrap_or(0);
+    let mut keys = Vec::new();
+    if !chat_filter.is_empty() {
+        let mut sql = Sql::new(db.get_database_backend());
+        sql.push(
+            "SELECT DISTINCT a.storage_key FROM chat_attachments a JOIN chats c ON c.id = a.chat_id \
+             WHERE ",
+        )
+        .push(chat_filter)
+        .bind(id);
+        keys.extend(
+            sql.all_as::<Key, _>(db)
+                .await?
+                .into_iter()
+                .map(|k| k.storage_key),
+        );
+    }
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT u.storage_key, u.received FROM chat_uploads u JOIN chats c ON c.id = u.chat_id WHERE ");
+    if chat_filter.is_empty() {
+        sql.push("u.user_id = ").bind(id);
+    } else {
+        sql.push(chat_filter).bind(id);
+    }
+    for upload in sql.all_as::<Chunks, _>(db).await? {
+        keys.extend((0..upload.received.len()).map(|i| format!("{}/{i}", upload.storage_key)));
+    }
+    Ok(keys)
+}

@@ -917,3 +917,84 @@ async fn a_message_carries_at_most_ten_attachments() {
     assert_eq!(status, 422);
     assert!(body["errors"]["attachment_ids"].is_array(), "{body}");
 }
+
+#[actix_web::test]
+async fn deleting_an_item_or_an_uploader_for_good_takes_their_chat_bytes() {
+    let app = TestApp::new(blog()).await;
+    let p = people(&app).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let res = app
+        .admin(
+            Method::POST,
+            "/chat/threads",
+            Some(&p.ada),
+            Some(json!({"kind": "item", "collection": "articles", "item_id": 5})),
+        )
+        .await;
+    let chat = res.json()["data"]["id"].as_str().unwrap().to_owned();
+    let bytes = b"only in this thread";
+    let (_, uploaded) = upload(&app, &p.ada, &chat, "notes.txt", bytes).await;
+    let id = uploaded["data"]["id"].clone();
+    assert_eq!(
+        post(&app, &p.ada, &chat, json!({"attachment_ids": [id]}))
+            .await
+            .0,
+        201
+    );
+    // Bob has an upload in progress elsewhere.
+    let (_, direct) = start_direct(&app, &p.bob, &[p.ada_id], &[]).await;
+    let direct = direct["data"]["id"].as_str().unwrap().to_owned();
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("/chat/{direct}/uploads"),
+            Some(&p.bob),
+            Some(json!({"name": "part.bin", "size": 10})),
+        )
+        .await;
+    let upload_id = res.json()["data"]["id"].as_str().unwrap().to_owned();
+    let res = app
+        .send(
+            TestApp::request(
+                Method::PUT,
+                &format!("/chat/{direct}/uploads/{upload_id}/chunks/0"),
+            )
+            .insert_header(("accept", "application/json"))
+            .insert_header(("cookie", p.bob.cookie.clone()))
+            .set_payload(vec![7_u8; 10]),
+        )
+        .await;
+    assert_eq!(res.status, 200);
+    let chunk = format!("chat-uploads/{upload_id}/0");
+    assert!(app.state.blobs().head(&chunk).await.unwrap().is_some());
+
+    let key = crate::support::blob_key(bytes);
+    assert!(app.state.blobs().head(&key).await.unwrap().is_some());
+    let res = app
+        .admin(
+            Method::DELETE,
+            "/collections/articles/items/5/force",
+            Some(&root),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 204);
+    assert!(
+        app.state.blobs().head(&key).await.unwrap().is_none(),
+        "the thread's bytes are gone"
+    );
+
+    let res = app
+        .admin(
+            Method::DELETE,
+            &format!("/users/{}/force", p.bob_id),
+            Some(&root),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 204, "{}", res.json());
+    assert!(
+        app.state.blobs().head(&chunk).await.unwrap().is_none(),
+        "the chunks are gone"
+    );
+}
