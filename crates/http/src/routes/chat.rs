@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use serde_json::json;
 use vellum_app::{AppError, AppState, chat};
 
-use crate::body::read_json;
+use crate::body::{is_form, read_form, read_json};
 use crate::error::ApiError;
 use crate::session::{SignedIn, wants_json};
 
@@ -115,6 +115,7 @@ pub async fn threads(
     responses(
         (status = 201, description = "The thread just started (the other members of a direct thread hear `ThreadUpserted`)", content_type = "application/json", body = crate::schemas::chat::ChatThreadEnvelope),
         (status = 200, description = "The item's thread, or the direct thread with exactly these members, already there", content_type = "application/json", body = crate::schemas::chat::ChatThreadEnvelope),
+        (status = 303, description = "An HTML form (the item page's chat button): to the thread's page"),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -130,6 +131,14 @@ pub async fn start(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     signed_in.0.require(chat::CHAT_PERMISSION)?;
+    if is_form(&req) {
+        // The item page's "Chat" button: open the item's thread (started if need be).
+        let form = read_form(payload, state.config().json_limit, &req).await?;
+        let (thread, _) = chat::start(&state, &signed_in.0, &form_body(&form)).await?;
+        return Ok(HttpResponse::SeeOther()
+            .insert_header(("location", format!("/chat/{}?tab=collection", thread.id)))
+            .finish());
+    }
     let body = read_json(payload, state.config().json_limit, &req).await?;
     let (thread, created) = chat::start(&state, &signed_in.0, &body).await?;
     let status = if created {
@@ -138,6 +147,21 @@ pub async fn start(
         StatusCode::OK
     };
     Ok(HttpResponse::build(status).json(json!({ "data": thread })))
+}
+
+/// An HTML form's fields as the JSON body `POST /chat/threads` takes (ids as numbers).
+fn form_body(form: &[(String, String)]) -> serde_json::Value {
+    let mut body = serde_json::Map::new();
+    for (name, value) in form {
+        let value = match name.as_str() {
+            "item_id" => value
+                .parse::<i64>()
+                .map_or_else(|_| json!(value), |id| json!(id)),
+            _ => json!(value),
+        };
+        body.insert(name.clone(), value);
+    }
+    serde_json::Value::Object(body)
 }
 
 #[utoipa::path(

@@ -998,3 +998,47 @@ async fn deleting_an_item_or_an_uploader_for_good_takes_their_chat_bytes() {
         "the chunks are gone"
     );
 }
+
+#[actix_web::test]
+async fn the_item_pages_chat_form_opens_the_items_thread() {
+    let app = TestApp::new(blog()).await;
+    let p = people(&app).await;
+    let form = |session: &Session| {
+        TestApp::request(Method::POST, "/chat/threads")
+            .insert_header(("cookie", session.cookie.clone()))
+            .insert_header(("content-type", "application/x-www-form-urlencoded"))
+            .set_payload("kind=item&collection=articles&item_id=4")
+    };
+    let res = app.send(form(&p.ada)).await;
+    assert_eq!(res.status, 303);
+    let location = res.header("location").unwrap().to_owned();
+    let res = app.send(form(&p.bob)).await;
+    assert_eq!(
+        res.header("location"),
+        Some(location.as_str()),
+        "one thread per item"
+    );
+    let page = app
+        .send(
+            TestApp::request(Method::GET, &location)
+                .insert_header(("cookie", p.ada.cookie.clone()))
+                .insert_header(("accept", "text/html")),
+        )
+        .await;
+    assert_eq!(page.status, 200);
+    let html = String::from_utf8_lossy(&page.body);
+    assert!(
+        html.contains("Articles: #4"),
+        "the thread is titled by its item: {html}"
+    );
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let item_page = app
+        .send(
+            TestApp::request(Method::GET, "/collections/articles/items/4")
+                .insert_header(("cookie", root.cookie.clone()))
+                .insert_header(("accept", "text/html")),
+        )
+        .await;
+    assert_eq!(item_page.status, 200);
+    assert!(String::from_utf8_lossy(&item_page.body).contains("Chat about it"));
+}
