@@ -27,7 +27,7 @@ use vellum_storage::chat::{self as store, ChatKind, ChatRow};
 
 use super::resource::{MessageResource, ThreadResource};
 use super::text::{Mentions, preview};
-use super::{CHAT_PERMISSION, ITEMS_PERMISSION, MAX_NOTIFIED, Opened, parse_chat_id, reach};
+use super::{CHAT_PERMISSION, ITEMS_PERMISSION, MAX_NOTIFIED, Opened};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
@@ -59,12 +59,7 @@ pub async fn may_listen(
     principal: &Principal,
     chat: &str,
 ) -> Result<(), AppError> {
-    principal.require(CHAT_PERMISSION)?;
-    let id = parse_chat_id(chat)?;
-    let chat = store::threads::find_chat(state.db(), &id)
-        .await?
-        .ok_or(AppError::NotFound)?;
-    reach(state, principal, &chat).await.map(|_| ())
+    super::open(state, principal, chat).await.map(|_| ())
 }
 
 /// Sends a message event (`MessageCreated`, `MessageUpdated`) to the thread.

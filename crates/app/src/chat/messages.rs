@@ -307,6 +307,14 @@ async fn post_in(
     } else {
         Vec::new()
     };
+    let activity = json!({
+        "changed": [],
+        "chat_id": opened.chat.id,
+        "body_preview": preview(&draft.body),
+        "attachment_count": draft.attachment_ids.len(),
+        "mention_count": draft.mentions.len(),
+        "reply_to_id": draft.reply_to_id,
+    });
     let stored = store::messages::insert_message(
         state.db(),
         &NewMessage {
@@ -317,25 +325,13 @@ async fn post_in(
             mentions: &draft.mentions.stored(),
             attachment_ids: &draft.attachment_ids,
             follow: &follow,
+            author_name: &principal.access.account.name,
+            activity: Some((CHAT_LOG, "chat_message", activity)),
         },
         OffsetDateTime::now_utc(),
     )
     .await?;
     let message = MessageResource::from(stored);
-    activity::record(
-        state,
-        Some(author),
-        Change::new(CHAT_LOG, "chat_message")
-            .subject("chat_message", message.id)
-            .extra(json!({
-                "chat_id": opened.chat.id,
-                "body_preview": preview(&message.body),
-                "attachment_count": message.attachments.len(),
-                "mention_count": message.mentions.len(),
-                "reply_to_id": draft.reply_to_id,
-            })),
-    )
-    .await;
     events::message(state, MESSAGE_CREATED, &message, socket).await;
     events::after_post(state, opened, &message, author);
     Ok(message)

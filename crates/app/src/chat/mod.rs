@@ -115,22 +115,24 @@ pub(crate) async fn open(
 ) -> Result<Opened, AppError> {
     principal.require(CHAT_PERMISSION)?;
     let id = parse_chat_id(id)?;
-    let chat = store::threads::find_chat(state.db(), &id)
+    let (chat, member) = store::threads::find_chat_for(state.db(), &id, principal.user_id())
         .await?
         .ok_or(AppError::NotFound)?;
-    let collection = reach(state, principal, &chat).await?;
+    let collection = reach(state, principal, &chat, member).await?;
     Ok(Opened { chat, collection })
 }
 
-/// Whether the principal may see `chat`; the item thread's collection when it is one.
-pub(crate) async fn reach(
+/// Whether the principal (a member of `chat` or not) may see it; the item thread's collection
+/// when it is one.
+async fn reach(
     state: &AppState,
     principal: &Principal,
     chat: &ChatRow,
+    member: bool,
 ) -> Result<Option<Arc<Collection>>, AppError> {
     match chat.kind {
         ChatKind::Direct => {
-            if store::threads::is_member(state.db(), &chat.id, principal.user_id()).await? {
+            if member {
                 Ok(None)
             } else {
                 Err(AppError::NotFound)

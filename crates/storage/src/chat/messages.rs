@@ -26,6 +26,11 @@ pub struct NewMessage<'a> {
     pub attachment_ids: &'a [String],
     /// Users who follow the thread from now on (item threads: the author and the mentioned).
     pub follow: &'a [i64],
+    /// The author's name, for the answer (read from the account already).
+    pub author_name: &'a str,
+    /// The activity entry (log, event, properties) recorded in the same transaction, with the
+    /// new message as its subject: one commit for the message and its audit line.
+    pub activity: Option<(&'a str, &'a str, serde_json::Value)>,
 }
 
 /// One emoji's reactions on a message.
@@ -227,9 +232,44 @@ pub async fn insert_message<C: ConnectionTrait + TransactionTrait>(
     states::mark_read(&txn, new.chat_id, new.user_id, id).await?;
     states::follow(&txn, new.chat_id, new.follow).await?;
     states::unarchive_for_others(&txn, new.chat_id, new.user_id).await?;
-    let message = find_message(&txn, new.chat_id, id)
-        .await?
-        .ok_or_else(|| StorageError::corrupt("a message just posted cannot be read"))?;
+    if let Some((log_name, event, properties)) = &new.activity {
+        crate::activity::record(
+            &txn,
+            &crate::activity::NewActivity {
+                user_id: Some(new.user_id),
+                log_name,
+                event,
+                subject_type: Some("chat_message"),
+                subject_id: Some(id.to_string()),
+                properties: properties.clone(),
+            },
+        )
+        .await?;
+    }
+    // A plain message is answered from what was written; a reply or attachments are read back
+    // (the quote and the attachment rows).
+    let message = if new.reply_to_id.is_none() && new.attachment_ids.is_empty() {
+        MessageRow {
+            id,
+            chat_id: new.chat_id.to_owned(),
+            author: Some(Person {
+                id: new.user_id,
+                name: new.author_name.to_owned(),
+            }),
+            body: new.body.to_owned(),
+            reply_to: None,
+            mentions: new.mentions.to_owned(),
+            pinned_at: None,
+            edited_at: None,
+            created_at: at(now),
+            reactions: Vec::new(),
+            attachments: Vec::new(),
+        }
+    } else {
+        find_message(&txn, new.chat_id, id)
+            .await?
+            .ok_or_else(|| StorageError::corrupt("a message just posted cannot be read"))?
+    };
     txn.commit().await?;
     Ok(message)
 }

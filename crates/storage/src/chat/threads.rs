@@ -113,6 +113,49 @@ pub async fn find_chat<C: ConnectionTrait>(
     one(db, sql).await
 }
 
+/// The thread `id` and whether user `user_id` takes part in it (a direct thread's member), in
+/// one query: what every chat request reads first.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(user_id))]
+pub async fn find_chat_for<C: ConnectionTrait>(
+    db: &C,
+    id: &str,
+    user_id: i64,
+) -> Result<Option<(ChatRow, bool)>, StorageError> {
+    #[derive(FromQueryResult)]
+    struct WithMembership {
+        id: String,
+        kind: String,
+        collection_id: Option<i32>,
+        item_id: Option<i32>,
+        created_by: Option<i32>,
+        created_at: OffsetDateTime,
+        last_message_at: Option<OffsetDateTime>,
+        member: bool,
+    }
+    let uid = id_param(user_id).unwrap_or(0);
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT ").push(COLUMNS).push(", ");
+    push_member_of(&mut sql, uid);
+    sql.push(" AS member FROM chats c WHERE c.id = ").bind(id);
+    let Some(row) = sql.one_as::<WithMembership, _>(db).await? else {
+        return Ok(None);
+    };
+    let member = row.member;
+    let chat = ChatRow::try_from(Row {
+        id: row.id,
+        kind: row.kind,
+        collection_id: row.collection_id,
+        item_id: row.item_id,
+        created_by: row.created_by,
+        created_at: row.created_at,
+        last_message_at: row.last_message_at,
+    })?;
+    Ok(Some((chat, member)))
+}
+
 /// The thread of item `item_id`, if it was started.
 ///
 /// # Errors
