@@ -122,25 +122,47 @@ pub async fn run(args: &ChatArgs) -> Result<Report, BenchError> {
     let seq = Arc::new(AtomicU64::new(0));
     let per_poster = Duration::from_secs_f64(f64::from(args.posters) / f64::from(args.rate.max(1)));
     let until = Instant::now() + Duration::from_secs(args.seconds);
-    let mut posters = Vec::new();
-    for _ in 0..args.posters {
-        let (authority, cookie, path) = (
-            authority.clone(),
-            args.cookie.clone(),
-            format!("/chat/{}/messages", args.chat),
-        );
-        let seq = Arc::clone(&seq);
-        posters.push(tokio::spawn(async move {
-            post_loop(&authority, &cookie, &path, &seq, per_poster, until).await
-        }));
-    }
-    let mut requests = Vec::new();
-    let mut refused = Tally::default();
-    for poster in posters {
-        let (latencies, failed) = poster.await?;
-        requests.extend(latencies);
-        refused.merge(failed);
-    }
+    let until = until.into_std();
+    // The posters run on a thread and runtime of their own: on the subscribers' runtime a
+    // response would wait behind a thousand receive tasks woken by each message, and the
+    // request latency would measure this client's scheduling instead of the server's answer.
+    let (posters, authority, cookie) = (args.posters, authority.clone(), args.cookie.clone());
+    let path = format!("/chat/{}/messages", args.chat);
+    let posting = std::thread::spawn(move || -> std::io::Result<(Vec<u32>, Tally)> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(runtime.block_on(async move {
+            let mut tasks = Vec::new();
+            for _ in 0..posters {
+                let (authority, cookie, path, seq) = (
+                    authority.clone(),
+                    cookie.clone(),
+                    path.clone(),
+                    Arc::clone(&seq),
+                );
+                tasks.push(tokio::spawn(async move {
+                    post_loop(&authority, &cookie, &path, &seq, per_poster, until).await
+                }));
+            }
+            let mut requests = Vec::new();
+            let mut refused = Tally::default();
+            for task in tasks {
+                if let Ok((latencies, failed)) = task.await {
+                    requests.extend(latencies);
+                    refused.merge(failed);
+                }
+            }
+            (requests, refused)
+        }))
+    });
+    let (mut requests, refused) = tokio::task::spawn_blocking(move || posting.join())
+        .await?
+        .map_err(|_| BenchError::Usage("a poster thread panicked".to_owned()))?
+        .map_err(|source| BenchError::Socket {
+            what: "could not start the posters' runtime".to_owned(),
+            source: ConnError::Connect(source),
+        })?;
     // Let the last deliveries arrive.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let _ = stop_tx.send(true);
@@ -242,14 +264,14 @@ async fn post_loop(
     path: &str,
     seq: &AtomicU64,
     every: Duration,
-    until: Instant,
+    until: std::time::Instant,
 ) -> (Vec<u32>, Tally) {
     let mut latencies = Vec::new();
     let mut refused = Tally::default();
     let mut stream: Option<BufStream<TcpStream>> = None;
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    while Instant::now() < until {
+    while std::time::Instant::now() < until {
         tick.tick().await;
         let n = seq.fetch_add(1, Ordering::Relaxed);
         let body = json!({"body": format!("bench {n} {}", now_us())}).to_string();

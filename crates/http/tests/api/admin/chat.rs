@@ -1042,3 +1042,78 @@ async fn the_item_pages_chat_form_opens_the_items_thread() {
     assert_eq!(item_page.status, 200);
     assert!(String::from_utf8_lossy(&item_page.body).contains("Chat about it"));
 }
+
+#[actix_web::test]
+async fn members_leave_and_the_creator_deletes() {
+    let app = TestApp::new(blog()).await;
+    let p = people(&app).await;
+    let (_, started) = start_direct(&app, &p.ada, &[p.bob_id, p.carl_id], &[]).await;
+    let chat = started["data"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        post(&app, &p.bob, &chat, json!({"body": "bye"})).await.0,
+        201
+    );
+    let res = app
+        .admin(
+            Method::POST,
+            &format!("/chat/{chat}/leave"),
+            Some(&p.bob),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 204);
+    let res = app
+        .admin(Method::GET, &format!("/chat/{chat}"), Some(&p.bob), None)
+        .await;
+    assert_eq!(res.status, 404, "gone for who left");
+    let res = app
+        .admin(
+            Method::DELETE,
+            &format!("/chat/{chat}"),
+            Some(&p.carl),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 403, "only the creator deletes");
+    let res = app
+        .admin(Method::DELETE, &format!("/chat/{chat}"), Some(&p.ada), None)
+        .await;
+    assert_eq!(res.status, 204);
+    let res = app
+        .admin(Method::GET, &format!("/chat/{chat}"), Some(&p.carl), None)
+        .await;
+    assert_eq!(res.status, 404);
+    // The last one out deletes a conversation; an item thread is neither left nor deleted.
+    let (_, pair) = start_direct(&app, &p.ada, &[p.bob_id], &[]).await;
+    let pair = pair["data"]["id"].as_str().unwrap().to_owned();
+    for who in [&p.bob, &p.ada] {
+        let res = app
+            .admin(
+                Method::POST,
+                &format!("/chat/{pair}/leave"),
+                Some(who),
+                None,
+            )
+            .await;
+        assert_eq!(res.status, 204);
+    }
+    let (status, again) = start_direct(&app, &p.ada, &[p.bob_id], &[]).await;
+    assert_eq!(status, 201, "a new thread: the old one is gone");
+    assert_ne!(again["data"]["id"], pair.as_str());
+    let res = app
+        .admin(
+            Method::POST,
+            "/collections/articles/items/4/chat/messages",
+            Some(&p.ada),
+            Some(json!({"body": "x"})),
+        )
+        .await;
+    let item_chat = res.json()["data"]["chat_id"].as_str().unwrap().to_owned();
+    for (method, path) in [
+        (Method::POST, format!("/chat/{item_chat}/leave")),
+        (Method::DELETE, format!("/chat/{item_chat}")),
+    ] {
+        let res = app.admin(method, &path, Some(&p.ada), None).await;
+        assert_eq!(res.status, 422, "{path}");
+    }
+}
