@@ -21,6 +21,7 @@ mod app_config;
 pub mod broadcasting;
 pub mod cache;
 pub mod chat;
+pub mod chat_bytes;
 pub mod collections;
 pub mod config;
 mod context;

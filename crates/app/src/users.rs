@@ -604,14 +604,14 @@ pub async fn force_delete(
     let id = parse_id(id)?;
     not_self(principal, id)?;
     principal.require_super_admin_if(holds_super_admin(state.db(), id).await?)?;
-    let orphans = crate::chat::orphans_of(
+    let orphans = crate::chat_bytes::orphans_of(
         state,
         vellum_storage::chat::attachments::OrphanScope::Uploader(id),
     )
     .await?;
     stored::force_delete_user(state.db(), id).await?;
     // The user's chat uploads in progress went with the row: their chunks go too.
-    crate::chat::forget_blobs(state, orphans).await;
+    crate::chat_bytes::forget_blobs(state, orphans).await;
     // The database's sessions went with the row; a shared store (Redis) forgets them here.
     crate::accounts::end_user_sessions(state, id).await?;
     state.realtime().revoke(&id.to_string(), None).await;

@@ -436,14 +436,14 @@ async fn force_delete_one(
     target: &Target,
     id: i64,
 ) -> Result<(), AppError> {
-    let orphans = crate::chat::orphans_of(
+    let orphans = crate::chat_bytes::orphans_of(
         state,
         vellum_storage::chat::attachments::OrphanScope::Item(id),
     )
     .await?;
     item_admin::purge_item(state.db(), &target.collection, id).await?;
     // The item's chat thread went with it: its attachments' bytes go too.
-    crate::chat::forget_blobs(state, orphans).await;
+    crate::chat_bytes::forget_blobs(state, orphans).await;
     state.content_changed().await;
     log(
         state,

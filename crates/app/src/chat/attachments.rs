@@ -23,10 +23,10 @@ use serde_json::Value as Json;
 use time::{Duration, OffsetDateTime};
 use vellum_policy::Visibility;
 use vellum_storage::chat::{self as store, AttachmentRow, NewAttachment, UploadRow};
-use vellum_storage::files::delete_unused_blob;
 
 use super::resource::AttachmentResource;
 use super::{Opened, open};
+use crate::chat_bytes::forget_blobs;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::{Download, clean_filename};
@@ -57,28 +57,6 @@ pub(crate) async fn upload_limit(state: &AppState) -> Result<u64, AppError> {
         .settings
         .chat_max_upload_bytes
         .map_or(SERVER_CEILING, |cap| cap.min(SERVER_CEILING)))
-}
-
-/// The blob keys a delete about to cascade through chat rows would leave behind (see
-/// [`store::attachments::orphan_keys`]); hand them to [`forget_blobs`] once the delete is done.
-///
-/// # Errors
-/// The database.
-pub async fn orphans_of(
-    state: &AppState,
-    scope: store::attachments::OrphanScope,
-) -> Result<Vec<String>, AppError> {
-    Ok(store::attachments::orphan_keys(state.db(), scope).await?)
-}
-
-/// Removes the blobs of deleted attachments that no file or attachment names any more. Best
-/// effort: a failure is logged (the bytes stay, nothing is lost).
-pub async fn forget_blobs(state: &AppState, keys: Vec<String>) {
-    for key in keys {
-        if let Err(err) = delete_unused_blob(state.db(), state.blobs(), &key).await {
-            tracing::warn!(error = %error_chain(&err), "chat: an attachment's blob stays behind");
-        }
-    }
 }
 
 async fn room_for_one_more(state: &AppState, opened: &Opened, user: i64) -> Result<(), AppError> {

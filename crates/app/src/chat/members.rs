@@ -209,7 +209,7 @@ async fn remove(state: &AppState, chat: &ChatRow) -> Result<(), AppError> {
     let people = store::threads::member_users(db, &chat.id, super::MAX_NOTIFIED).await?;
     let keys = store::attachments::storage_keys(db, &chat.id, None).await?;
     store::threads::delete_chat(db, &chat.id).await?;
-    super::attachments::forget_blobs(state, keys).await;
+    crate::chat_bytes::forget_blobs(state, keys).await;
     let channel = chat_channel(&chat.id);
     for person in people {
         state

@@ -423,7 +423,7 @@ pub async fn delete_message(
         .map(|a| a.storage_key.clone())
         .collect();
     store::messages::delete_message(state.db(), &opened.chat.id, row.id).await?;
-    super::attachments::forget_blobs(state, keys).await;
+    crate::chat_bytes::forget_blobs(state, keys).await;
     activity::record(
         state,
         Some(principal.user_id()),

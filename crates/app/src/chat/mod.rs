@@ -29,8 +29,8 @@ use vellum_storage::chat::{self as store, ChatKind, ChatRow};
 use vellum_storage::model::Collection;
 
 pub use attachments::{
-    CHUNK_SIZE, SERVER_CEILING, UploadStatus, complete_upload, download, forget_blobs,
-    max_chunk_bytes, orphans_of, start_upload, upload, upload_chunk, upload_status,
+    CHUNK_SIZE, SERVER_CEILING, UploadStatus, complete_upload, download, max_chunk_bytes,
+    start_upload, upload, upload_chunk, upload_status,
 };
 pub use events::{
     BELL_EVENT, MESSAGE_CREATED, MESSAGE_DELETED, MESSAGE_UPDATED, REACTION_TOGGLED,

@@ -234,14 +234,14 @@ async fn delete_now(
             items,
         }));
     }
-    let orphans = crate::chat::orphans_of(
+    let orphans = crate::chat_bytes::orphans_of(
         state,
         vellum_storage::chat::attachments::OrphanScope::Collection(collection.id),
     )
     .await?;
     stored::delete_collection(db, slug).await?;
     // Its item threads went with it: their attachments' bytes go too.
-    crate::chat::forget_blobs(state, orphans).await;
+    crate::chat_bytes::forget_blobs(state, orphans).await;
     activity::record(
         state,
         Some(principal.user_id()),
