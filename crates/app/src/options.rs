@@ -86,35 +86,51 @@ pub async fn options(
     if let Some(narrowing) = field_filter(&query.field)? {
         filter = filter.and(&narrowing);
     }
+    labelled_page(
+        state,
+        &snapshot,
+        &query.target,
+        &filter,
+        &labelling,
+        (query.page, query.per_page),
+    )
+    .await
+}
+
+/// A page of `target`'s live items matching `filter`, each labelled by `labelling` in the
+/// default locale: one bounded list query (the page and a count).
+async fn labelled_page(
+    state: &AppState,
+    snapshot: &Snapshot,
+    target: &Collection,
+    filter: &Filter,
+    labelling: &Labelling,
+    (page, per_page): (u64, u64),
+) -> Result<Paginated<ItemOption>, AppError> {
     let locale = snapshot.locales.default_locale().clone();
     let scope = FilterScope {
-        schema: query.target.schema(),
+        schema: target.schema(),
         locales: &snapshot.locales,
         locale: &locale,
     };
-    let page = list_items(
+    let found = list_items(
         state.db(),
-        &query.target,
+        target,
         &scope,
         &ListItems {
-            filter: &filter,
+            filter,
             sort: &[],
-            page: query.page,
-            per_page: query.per_page,
+            page,
+            per_page,
         },
     )
     .await?;
     let selection = LocaleSelection::Flatten(locale.clone());
-    Ok(Paginated::from_page(page, |item| {
-        let data = flatten_for_read(
-            query.target.schema(),
-            &item.data,
-            &selection,
-            &snapshot.locales,
-        );
+    Ok(Paginated::from_page(found, |item| {
+        let data = flatten_for_read(target.schema(), &item.data, &selection, &snapshot.locales);
         ItemOption {
             id: item.id,
-            label: label(&labelling, item.id, &data),
+            label: label(labelling, item.id, &data),
         }
     }))
 }
@@ -398,37 +414,15 @@ pub(crate) async fn collection_items(
             None => return Ok(empty_page(per_page)),
         },
     };
-    let locale = snapshot.locales.default_locale().clone();
-    let scope = FilterScope {
-        schema: collection.schema(),
-        locales: &snapshot.locales,
-        locale: &locale,
-    };
-    let found = list_items(
-        state.db(),
+    labelled_page(
+        state,
+        &snapshot,
         collection,
-        &scope,
-        &ListItems {
-            filter: &filter,
-            sort: &[],
-            page,
-            per_page,
-        },
+        &filter,
+        &labelling,
+        (page, per_page),
     )
-    .await?;
-    let selection = LocaleSelection::Flatten(locale.clone());
-    Ok(Paginated::from_page(found, |item| {
-        let data = flatten_for_read(
-            collection.schema(),
-            &item.data,
-            &selection,
-            &snapshot.locales,
-        );
-        ItemOption {
-            id: item.id,
-            label: label(&labelling, item.id, &data),
-        }
-    }))
+    .await
 }
 
 /// The label of a stored item by its collection's presentation, in the default locale.
