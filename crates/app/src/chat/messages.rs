@@ -118,6 +118,7 @@ async fn read_draft(
     opened: &Opened,
     body: &Json,
     post: bool,
+    has_attachments: bool,
 ) -> Result<Draft, AppError> {
     let mut input = Input::new(body)?;
     let text = match input.raw("body") {
@@ -160,7 +161,7 @@ async fn read_draft(
     } else {
         (None, Vec::new())
     };
-    if text.is_empty() && attachment_ids.is_empty() {
+    if text.is_empty() && attachment_ids.is_empty() && !has_attachments {
         input.error("body", "Write a message or attach a file.");
     }
     if users.len() + groups.len() > MAX_MENTIONS {
@@ -298,7 +299,7 @@ async fn post_in(
     body: &Json,
     socket: Option<&str>,
 ) -> Result<MessageResource, AppError> {
-    let draft = read_draft(state, opened, body, true).await?;
+    let draft = read_draft(state, opened, body, true, false).await?;
     let author = principal.user_id();
     let follow: Vec<i64> = if opened.chat.kind == ChatKind::Item {
         let mut follow = events::mentioned_users(state, &draft.mentions).await?;
@@ -370,24 +371,8 @@ pub async fn edit_message(
     let opened = open(state, principal, id).await?;
     let row = find(state, &opened, message).await?;
     require_author(principal, &row)?;
-    let mut draft = read_draft(state, &opened, body, false).await;
-    if let Err(AppError::Invalid(errors)) = &draft
-        && !row.attachments.is_empty()
-        && errors.iter().all(|(field, _)| field == "body")
-        && body
-            .get("body")
-            .and_then(Json::as_str)
-            .is_some_and(|b| b.trim().is_empty())
-    {
-        // A message with attachments may lose its text.
-        draft = Ok(Draft {
-            body: String::new(),
-            mentions: Mentions::default(),
-            reply_to_id: None,
-            attachment_ids: Vec::new(),
-        });
-    }
-    let draft = draft?;
+    // A message with attachments may lose its text.
+    let draft = read_draft(state, &opened, body, false, !row.attachments.is_empty()).await?;
     let updated = store::messages::update_message(
         state.db(),
         &opened.chat.id,

@@ -183,12 +183,14 @@ async fn page(
         })
         .collect();
     let resources = threads(state, principal.user_id(), rows).await?;
-    let mut page = Paginated::from_page(stored, |summary| summary);
-    let meta = page.meta;
-    page.data.clear();
     Ok(Paginated {
         data: resources,
-        meta,
+        meta: crate::items::PageMeta {
+            current_page: stored.current_page,
+            last_page: stored.last_page,
+            per_page: stored.per_page,
+            total: stored.total,
+        },
     })
 }
 

@@ -96,23 +96,6 @@ async fn one<C: ConnectionTrait>(db: &C, sql: Sql) -> Result<Option<ChatRow>, St
         .transpose()
 }
 
-/// The thread `id`.
-///
-/// # Errors
-/// A database error.
-#[instrument(skip_all, err)]
-pub async fn find_chat<C: ConnectionTrait>(
-    db: &C,
-    id: &str,
-) -> Result<Option<ChatRow>, StorageError> {
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT ")
-        .push(COLUMNS)
-        .push(" FROM chats c WHERE c.id = ")
-        .bind(id);
-    one(db, sql).await
-}
-
 /// The thread `id` and whether user `user_id` takes part in it (a direct thread's member), in
 /// one query: what every chat request reads first.
 ///
@@ -518,27 +501,6 @@ pub(crate) async fn people<C: ConnectionTrait>(
             name: row.name,
         })
         .collect())
-}
-
-/// Whether live user `user_id` takes part in direct thread `chat_id`.
-///
-/// # Errors
-/// A database error.
-#[instrument(skip_all, err, fields(user_id))]
-pub async fn is_member<C: ConnectionTrait>(
-    db: &C,
-    chat_id: &str,
-    user_id: i64,
-) -> Result<bool, StorageError> {
-    let Some(uid) = id_param(user_id) else {
-        return Ok(false);
-    };
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push("SELECT c.id FROM chats c WHERE c.id = ")
-        .bind(chat_id)
-        .push(" AND ");
-    push_member_of(&mut sql, uid);
-    Ok(!sql.all(db).await?.is_empty())
 }
 
 /// Whether collection `collection_id` has the live (not deleted) item `item_id`.

@@ -613,6 +613,23 @@ async fn attachments_are_sent_with_a_message_and_read_by_members_only() {
     let (status, sent) = post(&app, &p.ada, &chat, json!({"attachment_ids": [id]})).await;
     assert_eq!(status, 201, "{sent}");
     assert_eq!(sent["data"]["attachments"][0]["name"], "notes.txt");
+    // A message with an attachment may lose its text; one without may not.
+    let path = format!("/chat/{chat}/messages/{}", sent["data"]["id"]);
+    let res = app
+        .admin(Method::PUT, &path, Some(&p.ada), Some(json!({"body": ""})))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.json());
+    let (_, plain) = post(&app, &p.ada, &chat, json!({"body": "text"})).await;
+    let plain_path = format!("/chat/{chat}/messages/{}", plain["data"]["id"]);
+    let res = app
+        .admin(
+            Method::PUT,
+            &plain_path,
+            Some(&p.ada),
+            Some(json!({"body": " "})),
+        )
+        .await;
+    assert_eq!(res.status, 422);
     let url = sent["data"]["attachments"][0]["url"]
         .as_str()
         .unwrap()
