@@ -14,6 +14,7 @@
 
 mod connection;
 mod outbox;
+mod pacer;
 mod postgres;
 pub mod presence;
 pub mod protocol;
@@ -100,6 +101,8 @@ pub(crate) struct Hub {
     stopping: AtomicBool,
     /// Cleared by [`Realtime::kill`] (tests: a replica that dies without cleaning up).
     alive: AtomicBool,
+    /// Writes events to large channels a batch at a time ([`pacer`]).
+    pacer: pacer::Pacer,
 }
 
 impl Realtime {
@@ -140,6 +143,7 @@ impl Realtime {
             next_id: AtomicU64::new(1),
             stopping: AtomicBool::new(false),
             alive: AtomicBool::new(true),
+            pacer: pacer::Pacer::start(),
         });
         transport.start(Arc::downgrade(&hub));
         if !matches!(fanout, Fanout::Local) {
@@ -370,7 +374,8 @@ impl Hub {
     ) -> usize {
         let frame: Bytes = wire::text(&protocol::event_frame(event, channel, data, user_id));
         let except = except.and_then(|socket| self.local_id(socket));
-        self.registry.deliver(channel, &frame, except)
+        self.pacer
+            .deliver(channel, self.registry.listeners(channel), &frame, except)
     }
 
     async fn publish(&self, message: Message) {

@@ -205,6 +205,7 @@ impl Registry {
     }
 
     /// Queues `frame` for every socket on `channel` but `except`; answers how many got it.
+    #[cfg(test)]
     pub(crate) fn deliver(&self, channel: &str, frame: &Bytes, except: Option<LocalId>) -> usize {
         let Some(listeners) = self.channels.get(channel) else {
             return 0;
@@ -214,6 +215,18 @@ impl Registry {
             .filter(|(id, _)| Some(**id) != except)
             .filter(|(_, handle)| handle.offer(frame.clone()))
             .count()
+    }
+
+    /// The sockets on `channel`, with their queues.
+    pub(crate) fn listeners(&self, channel: &str) -> Vec<(LocalId, Handle)> {
+        self.channels
+            .get(channel)
+            .map_or_else(Vec::new, |listeners| {
+                listeners
+                    .iter()
+                    .map(|(id, handle)| (*id, handle.clone()))
+                    .collect()
+            })
     }
 
     /// Queues `frame` for socket `id` alone.
