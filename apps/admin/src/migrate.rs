@@ -56,7 +56,8 @@ mod tests {
                 "m20261127_000007_item_files",
                 "m20261128_000008_passkeys",
                 "m20261129_000009_realtime",
-                "m20261130_000010_team_chat"
+                "m20261130_000010_team_chat",
+                "m20261201_000011_ai_chat"
             ] })
         );
         let mut again = Vec::new();

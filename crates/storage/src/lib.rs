@@ -18,6 +18,7 @@ use vellum_migration::{Migrator, MigratorTrait};
 
 pub mod accounts;
 pub mod activity;
+pub mod ai;
 pub mod blob;
 pub mod chat;
 pub mod collections;

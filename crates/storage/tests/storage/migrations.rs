@@ -11,8 +11,12 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 39] = [
+const TABLES: [&str; 43] = [
     "activity_log",
+    "ai_attachments",
+    "ai_conversations",
+    "ai_messages",
+    "ai_prompt_days",
     "api_keys",
     "chat_attachments",
     "chat_collection_notify",
