@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use vellum_app::config::{
-    AdminArgs, BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RealtimeArgs, RedisArgs, Switch,
+    AdminArgs, AiArgs, BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RealtimeArgs,
+    RedisArgs, Switch,
 };
 
 use crate::error::ServerError;
@@ -56,6 +57,8 @@ pub(crate) struct Config {
     pub(crate) admin: AdminArgs,
     #[command(flatten)]
     pub(crate) realtime: RealtimeArgs,
+    #[command(flatten)]
+    pub(crate) ai: AiArgs,
 }
 
 /// Image transforms: how much memory, time and concurrency they get, and how much of the store
@@ -232,6 +235,7 @@ impl Config {
             },
             identity: self.admin.identity(),
             realtime: self.realtime.realtime(),
+            ai: self.ai.ai(),
             ..vellum_http::HttpConfig::default()
         })
     }

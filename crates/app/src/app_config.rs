@@ -57,6 +57,8 @@ pub struct AppConfig {
     pub identity: IdentityConfig,
     /// The realtime server (issue 20): credentials, limits, timeouts.
     pub realtime: RealtimeConfig,
+    /// The AI chat provider (issue 22); unset, AI chat answers 503.
+    pub ai: AiConfig,
 }
 
 /// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
@@ -145,6 +147,7 @@ impl Default for AppConfig {
             derivative_cap: DerivativeCap::DEFAULT,
             identity: IdentityConfig::default(),
             realtime: RealtimeConfig::default(),
+            ai: AiConfig::default(),
         }
     }
 }
@@ -193,5 +196,64 @@ impl Default for RealtimeConfig {
             lease: Duration::from_secs(30),
             heartbeat: Duration::from_secs(10),
         }
+    }
+}
+
+/// The AI chat provider: any OpenAI-compatible `/chat/completions` endpoint.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AiConfig {
+    /// `VELLUM_AI_BASE_URL`, e.g. `http://127.0.0.1:11434/v1` (without `/chat/completions`).
+    pub base_url: Option<String>,
+    /// `VELLUM_AI_MODEL`.
+    pub model: Option<String>,
+    /// `VELLUM_AI_API_KEY`, sent as a bearer token; never logged.
+    pub api_key: Option<String>,
+    /// How long connecting to the provider may take.
+    pub connect_timeout: Duration,
+    /// How long the provider may stay silent: before its response starts, and between two
+    /// chunks of a stream. A hung provider ends the answer with an error after this.
+    pub idle_timeout: Duration,
+    /// AI chat requests and attachment uploads one user may make per minute (every replica
+    /// together when Redis is configured).
+    pub requests_per_minute: u32,
+}
+
+impl AiConfig {
+    /// The provider's base URL and model, when both are set.
+    #[must_use]
+    pub fn provider(&self) -> Option<(&str, &str)> {
+        match (&self.base_url, &self.model) {
+            (Some(url), Some(model)) if !url.is_empty() && !model.is_empty() => {
+                Some((url.as_str(), model.as_str()))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Default for AiConfig {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: None,
+            api_key: None,
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            requests_per_minute: 30,
+        }
+    }
+}
+
+/// The key is a secret: configuration dumps and error reports must not carry it.
+impl std::fmt::Debug for AiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AiConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("requests_per_minute", &self.requests_per_minute)
+            .finish()
     }
 }

@@ -286,6 +286,45 @@ impl RealtimeArgs {
     }
 }
 
+/// The AI chat provider (issue 22): any OpenAI-compatible chat completions endpoint.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AiArgs {
+    /// The provider's base URL, without `/chat/completions` (e.g. `http://127.0.0.1:11434/v1`
+    /// for Ollama). Unset, AI chat answers 503 and `/ai/status` reports it not configured.
+    #[arg(long, env = "VELLUM_AI_BASE_URL")]
+    pub ai_base_url: Option<String>,
+
+    /// The model name sent with every request.
+    #[arg(long, env = "VELLUM_AI_MODEL")]
+    pub ai_model: Option<String>,
+
+    /// The provider's API key, sent as `Authorization: Bearer`.
+    #[arg(long, env = "VELLUM_AI_API_KEY", hide_env_values = true)]
+    pub ai_api_key: Option<String>,
+
+    /// Seconds the provider may stay silent (before its answer starts, and between two chunks)
+    /// before the answer ends with an error.
+    #[arg(long, env = "VELLUM_AI_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub ai_timeout: u64,
+}
+
+impl AiArgs {
+    /// The provider's configuration (the rest at its defaults).
+    #[must_use]
+    pub fn ai(&self) -> crate::app_config::AiConfig {
+        crate::app_config::AiConfig {
+            base_url: self
+                .ai_base_url
+                .as_deref()
+                .map(|url| url.trim_end_matches('/').to_owned()),
+            model: self.ai_model.clone(),
+            api_key: self.ai_api_key.clone().filter(|key| !key.is_empty()),
+            idle_timeout: std::time::Duration::from_secs(self.ai_timeout),
+            ..crate::app_config::AiConfig::default()
+        }
+    }
+}
+
 /// The log output: what is logged and in which form (always to stderr, see
 /// [`crate::telemetry::init`]).
 #[derive(Debug, Clone, clap::Args)]

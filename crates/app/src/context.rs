@@ -91,6 +91,8 @@ struct Inner {
     write_check: vellum_storage::WriteCheck,
     /// The realtime hub: this process's sockets and the fan-out to the other replicas.
     realtime: Realtime,
+    /// The AI chat provider, its request throttle and extraction slots.
+    ai: crate::llm::Ai,
 }
 
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
@@ -168,7 +170,8 @@ impl AppState {
             source: std::io::Error::other(e.to_string()),
         })?;
         let realtime = start_realtime(&db, &config, backends.redis.as_ref()).await?;
-        Ok(Self {
+        let ai = crate::llm::Ai::new(&config.ai, backends.redis.clone());
+        let state = Self {
             inner: Arc::new(Inner {
                 db,
                 config,
@@ -183,8 +186,36 @@ impl AppState {
                 touched: Mutex::new(HashMap::new()),
                 write_check: vellum_storage::WriteCheck::default(),
                 realtime,
+                ai,
             }),
-        })
+        };
+        state.start_janitor();
+        Ok(state)
+    }
+
+    /// Sweeps expired AI attachments and old prompt counters every
+    /// [`crate::llm::JANITOR_INTERVAL`] while the state lives (a weak reference:
+    /// the task ends with the state).
+    fn start_janitor(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(crate::llm::JANITOR_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { return };
+                let state = Self { inner };
+                if let Err(err) = crate::llm::sweep(state.db()).await {
+                    tracing::warn!(error = %crate::telemetry::error_chain(&err), "ai: sweeping attachments failed");
+                }
+            }
+        });
+    }
+
+    /// The AI chat services (issue 22).
+    #[must_use]
+    pub fn ai(&self) -> &crate::llm::Ai {
+        &self.inner.ai
     }
 
     /// The realtime hub (issue 20).

@@ -18,6 +18,17 @@ pub enum AppError {
     /// Too many attempts (sign-in failures, mails asked for): retry after this many seconds.
     #[error("throttled: retry after {retry_after} s")]
     Throttled { retry_after: u64 },
+    /// A quota other than the request rate is used up (the day's AI prompts): its own message,
+    /// retry after this many seconds.
+    #[error("quota reached: {message}")]
+    QuotaReached {
+        message: &'static str,
+        retry_after: u64,
+    },
+    /// What the request needs is not configured on this server (the AI provider): a message
+    /// the operator's users can act on.
+    #[error("not configured: {0}")]
+    NotConfigured(&'static str),
     /// The policy said no; the rule that did is kept for logs and `explain`, never shown.
     #[error("forbidden: {0:?}")]
     Forbidden(Reason),

@@ -193,6 +193,37 @@ impl<'a> Input<'a> {
         Some(out)
     }
 
+    /// An array of at most `max` distinct UUIDs (canonical lowercase), or `None` when absent.
+    pub fn optional_uuids(&mut self, field: &str, max: usize) -> Option<Vec<String>> {
+        let value = self.body.get(field)?;
+        let Json::Array(items) = value else {
+            self.error(field, format!("The {field} field must be an array."));
+            return None;
+        };
+        if items.len() > max {
+            self.error(
+                field,
+                format!("The {field} field must not have more than {max} items."),
+            );
+            return None;
+        }
+        let mut out: Vec<String> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str().and_then(canonical_uuid) {
+                Some(id) if !out.contains(&id) => out.push(id),
+                Some(_) => {}
+                None => {
+                    self.error(
+                        &format!("{field}.{i}"),
+                        format!("Each {field} entry must be a valid UUID."),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// Ends reading.
     ///
     /// # Errors
@@ -204,4 +235,13 @@ impl<'a> Input<'a> {
             Err(AppError::Invalid(self.errors))
         }
     }
+}
+
+/// `text` as a canonical (lowercase, hyphenated) UUID, if it is one.
+#[must_use]
+pub fn canonical_uuid(text: &str) -> Option<String> {
+    uuid::Uuid::parse_str(text)
+        .ok()
+        .map(|uuid| uuid.hyphenated().to_string())
+        .filter(|canonical| canonical == text)
 }

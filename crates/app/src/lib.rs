@@ -16,6 +16,7 @@ pub mod accounts;
 pub mod activity;
 pub mod actor;
 pub mod admin_items;
+pub mod ai;
 pub mod api_keys;
 mod app_config;
 pub mod broadcasting;
@@ -37,6 +38,7 @@ pub mod ingest;
 pub mod input;
 pub mod items;
 pub mod listing;
+pub mod llm;
 pub mod navigation;
 mod nul;
 pub mod options;
@@ -59,7 +61,7 @@ pub mod users;
 
 pub use actor::Actor;
 pub use app_config::{
-    AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
+    AiConfig, AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
     DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_TRANSFORM_MEMORY, cores,
 };
 pub use context::{AppState, Backends};

@@ -18,7 +18,7 @@ pub struct Area {
 }
 
 /// Every area, in the order the navigation lists them, with the permission that opens it.
-const AREAS: [(Area, &str); 11] = [
+const AREAS: [(Area, &str); 12] = [
     (
         area("dashboard", "Dashboard", "/", "Content"),
         "can-show-dashboard",
@@ -32,6 +32,7 @@ const AREAS: [(Area, &str); 11] = [
         "can-show-files",
     ),
     (area("chat", "Chat", "/chat", "Content"), "can-show-chat"),
+    (area("ai", "AI chat", "/ai", "Content"), "can-use-ai"),
     (area("users", "Users", "/users", "People"), "can-show-users"),
     (
         area("groups", "Groups", "/groups", "People"),

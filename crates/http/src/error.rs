@@ -30,6 +30,15 @@ pub enum ApiError {
     /// Too many attempts: 429 with `Retry-After`.
     #[error("throttled: retry after {retry_after} s")]
     Throttled { retry_after: u64 },
+    /// A quota (the day's AI prompts) is used up: 429 with its own message and `Retry-After`.
+    #[error("quota reached: {message}")]
+    QuotaReached {
+        message: &'static str,
+        retry_after: u64,
+    },
+    /// What the request needs is not configured (the AI provider): 503 with this message.
+    #[error("not configured: {0}")]
+    NotConfigured(&'static str),
     /// A state-changing admin request with a session, sent from another site (admin contract's
     /// cross-site request protection).
     #[error("cross-site request refused")]
@@ -81,6 +90,14 @@ impl From<AppError> for ApiError {
             AppError::NotFound => Self::NotFound,
             AppError::Unauthenticated => Self::Unauthenticated,
             AppError::Throttled { retry_after } => Self::Throttled { retry_after },
+            AppError::QuotaReached {
+                message,
+                retry_after,
+            } => Self::QuotaReached {
+                message,
+                retry_after,
+            },
+            AppError::NotConfigured(message) => Self::NotConfigured(message),
             AppError::Forbidden(reason) => Self::Forbidden(reason),
             AppError::Rejected(rejection) => Self::Rejected(rejection),
             AppError::Invalid(errors) => Self::Invalid(errors),
@@ -113,13 +130,13 @@ impl ResponseError for ApiError {
         match self {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
-            Self::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Throttled { .. } | Self::QuotaReached { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Rejected(rejection) if rejection.is_unauthenticated() => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) | Self::Rejected(_) | Self::CrossSite => StatusCode::FORBIDDEN,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
-            Self::Unavailable(_) | Self::Busy { .. } | Self::TimedOut => {
+            Self::Unavailable(_) | Self::Busy { .. } | Self::TimedOut | Self::NotConfigured(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -134,6 +151,14 @@ impl ResponseError for ApiError {
                 tracing::info!(retry_after, "refused: too many attempts");
                 json!({"message": "Too many requests."})
             }
+            Self::QuotaReached {
+                message,
+                retry_after,
+            } => {
+                tracing::info!(retry_after, message, "refused: a quota is used up");
+                json!({ "message": message })
+            }
+            Self::NotConfigured(message) => json!({ "message": message }),
             Self::CrossSite => {
                 tracing::info!("refused: a cross-site admin request");
                 json!({"message": "Cross-site request refused."})
@@ -173,7 +198,9 @@ impl ResponseError for ApiError {
         res.insert_header(ContentType::json());
         let retry_after = match self {
             Self::Unavailable(_) | Self::TimedOut => Some(UNAVAILABLE_RETRY_AFTER),
-            Self::Busy { retry_after } | Self::Throttled { retry_after } => Some(*retry_after),
+            Self::Busy { retry_after }
+            | Self::Throttled { retry_after }
+            | Self::QuotaReached { retry_after, .. } => Some(*retry_after),
             _ => None,
         };
         if let Some(seconds) = retry_after {
@@ -253,6 +280,23 @@ mod tests {
                 Some("42"),
                 false,
                 r#"{"message":"Too many requests."}"#,
+            ),
+            (
+                ApiError::QuotaReached {
+                    message: "Daily prompt limit reached.",
+                    retry_after: 3600,
+                },
+                429,
+                Some("3600"),
+                false,
+                r#"{"message":"Daily prompt limit reached."}"#,
+            ),
+            (
+                ApiError::NotConfigured("AI provider not configured."),
+                503,
+                None,
+                false,
+                r#"{"message":"AI provider not configured."}"#,
             ),
             (
                 ApiError::CrossSite,
@@ -362,6 +406,8 @@ mod tests {
                 ApiError::NotFound => "NotFound",
                 ApiError::Unauthenticated => "Unauthenticated",
                 ApiError::Throttled { .. } => "Throttled",
+                ApiError::QuotaReached { .. } => "QuotaReached",
+                ApiError::NotConfigured(_) => "NotConfigured",
                 ApiError::CrossSite => "CrossSite",
                 ApiError::Forbidden(_) => "Forbidden",
                 ApiError::Rejected(_) => "Rejected",
@@ -386,7 +432,7 @@ mod tests {
                 "{name}"
             );
         }
-        assert_eq!(seen.len(), 13, "every variant has a row");
+        assert_eq!(seen.len(), 15, "every variant has a row");
     }
 
     /// The application layer's errors reach the same rows: storage's refusals become the
