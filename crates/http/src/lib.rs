@@ -25,6 +25,7 @@ mod routes;
 pub mod schemas;
 pub mod server;
 pub mod session;
+mod sse;
 mod websocket;
 
 /// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
@@ -44,7 +45,8 @@ pub use vellum_app::transforms;
 /// The application layer's state and configuration, under the names the server and the tests
 /// have always used.
 pub use vellum_app::{
-    AppConfig as HttpConfig, AppState, Backends, DEFAULT_TRANSFORM_MEMORY, Snapshot, cores,
+    AiConfig, AppConfig as HttpConfig, AppState, Backends, DEFAULT_TRANSFORM_MEMORY, Snapshot,
+    cores,
 };
 
 /// The whole application: health probes at the root, the public API under `/api/v1`, the admin
@@ -102,6 +104,9 @@ pub fn app(
                 .wrap(from_fn(session::admin_session))
                 .wrap(from_fn(middleware::watch_storage))
                 .wrap(from_fn(middleware::request_timeout))
+                // JSON and HTML compress when the client asks; images, video, 206 and
+                // 204 pass untouched, and so does the AI stream (`Content-Encoding: identity`).
+                .wrap(actix_web::middleware::Compress::default())
                 .service(routes::account::login_page)
                 .service(routes::account::login)
                 .service(routes::account::login_code)
@@ -153,6 +158,7 @@ pub fn app(
                 .service(routes::groups::restore)
                 .service(routes::groups::force_delete)
                 .configure(routes::chat::register)
+                .configure(routes::ai::register)
                 .configure(routes::schema::register)
                 // Before the admin items routes: `/items/options` is not `/items/{item}`.
                 .configure(routes::presentation::register)

@@ -187,3 +187,42 @@ pub(crate) async fn read_attachment(
     }
     Err(AppError::invalid("file", "A file is required."))
 }
+
+/// Reads a form's first `file` part into memory (at most `limit` bytes: an AI attachment is
+/// small and read whole by its parser anyway) and answers it with its name; other parts are
+/// drained.
+pub(crate) async fn read_small_file(
+    mut multipart: Multipart,
+    limit: u64,
+) -> Result<(String, Bytes), AppError> {
+    while let Some(field) = multipart.next().await {
+        let Ok(mut field) = field else {
+            return Err(AppError::invalid(
+                "file",
+                "The upload is not a valid multipart form.",
+            ));
+        };
+        if field.name() != Some("file") {
+            while let Some(Ok(_)) = field.next().await {}
+            continue;
+        }
+        let name = part_file_name(&field).unwrap_or_default();
+        let mut bytes = bytes::BytesMut::new();
+        while let Some(chunk) = field.next().await {
+            let chunk =
+                chunk.map_err(|_| AppError::invalid("file", "The upload was interrupted."))?;
+            if (bytes.len() + chunk.len()) as u64 > limit {
+                return Err(AppError::invalid(
+                    "file",
+                    format!(
+                        "The file may not be greater than {} kilobytes.",
+                        limit / 1024
+                    ),
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        return Ok((name, bytes.freeze()));
+    }
+    Err(AppError::invalid("file", "A file is required."))
+}

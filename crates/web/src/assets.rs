@@ -84,6 +84,8 @@ mod tests {
             "role-preview.js",
             "pickers.js",
             "blocks.js",
+            "chat.js",
+            "ai.js",
         ] {
             let asset = get(name).unwrap_or_else(|| panic!("{name} is not embedded"));
             assert!(!asset.bytes.is_empty(), "{name}");

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod activity;
 pub mod admin_items;
+pub mod ai;
 pub mod api_keys;
 pub mod chat;
 pub mod chat_messages;

@@ -121,6 +121,19 @@ pub async fn serve() -> HttpResponse {
         super::chat_messages::complete_upload,
         super::chat_messages::save,
         super::chat_messages::add_to_field,
+        super::ai::home,
+        super::ai::conversation_page,
+        super::ai::status,
+        super::ai::conversations,
+        super::ai::create,
+        super::ai::bulk_destroy,
+        super::ai::show,
+        super::ai::rename,
+        super::ai::destroy,
+        super::ai::pin,
+        super::ai::truncate,
+        super::ai::chat,
+        super::ai::upload,
         super::dashboard::show,
         super::activity::list,
         super::roles::list,
@@ -285,11 +298,17 @@ pub async fn serve() -> HttpResponse {
             chat::ChatNotifyEnvelope, chat::StartChatUpload, chat::ChatUpload,
             chat::ChatUploadEnvelope, chat::ChatAttachmentForm, chat::SaveChatAttachment,
             chat::AddChatAttachmentToField, chat::AddedToField, chat::AddedToFieldEnvelope,
+            ai::AiConversation, ai::AiConversationEnvelope, ai::AiConversationPage,
+            ai::AiAttachmentRef, ai::AiMessage, ai::AiConversationShown,
+            ai::AiConversationShownEnvelope, ai::AiHome, ai::AiStatus,
+            ai::CreateAiConversation, ai::RenameAiConversation, ai::TruncateAiConversation,
+            ai::AiDeletedCount, ai::AiDeleted, ai::BulkDestroyAiConversations, ai::AiChatRequest,
+            ai::AiAttachmentForm, ai::AiAttachment, ai::AiAttachmentEnvelope,
         ),
         responses(
             Unauthenticated, Forbidden, NotFound, Invalid, ItemInvalid, TooLarge, BodyTimeout,
             Unavailable, admin::TooManyRequests, admin::CrossSite,
-            file_admin_trash::FileInUse,
+            file_admin_trash::FileInUse, ai::AiUnavailable, ai::AiThrottled,
         ),
     ),
     modifiers(&Security),
@@ -300,6 +319,7 @@ pub async fn serve() -> HttpResponse {
         (name = "meta", description = "This description"),
         (name = "admin: account", description = "Admin app: sign-in, sessions and the signed-in account (paths relative to the site root, session cookie)"),
         (name = "admin: realtime", description = "Admin app: signing a socket's subscription to a private or presence channel (the WebSocket itself, `GET /app/{key}?protocol=7`, speaks the Pusher protocol; see docs/realtime.md)"),
+        (name = "admin: ai", description = "Admin app: AI chat (gated by `can-use-ai` and a verified email): the user's own conversations, short-lived text attachments (csv, txt, xlsx, pdf), and prompts whose answers stream as server-sent events from the configured OpenAI-compatible provider; the model reads content only through tools that run with the user's permissions (see docs/ai.md)"),
         (name = "admin: chat", description = "Admin app: team chat (gated by `can-show-chat`): item threads (access follows the item's read) and direct conversations (their members only), messages with replies, pins, reactions and mentions, read state, archive, participants, attachments (single and chunked, resumable), pickers; events travel on `presence-chat.{id}` and `private-App.Models.User.{id}` (see docs/chat.md)"),
         (name = "admin: dashboard", description = "Admin app: the dashboard's counts"),
         (name = "admin: roles", description = "Admin app: roles, their admin permissions and both matrices (`{role}` is the role's id)"),
@@ -389,8 +409,9 @@ mod tests {
         // + 11 schema routes, + 13 item routes; issue 29's file manager: + 9 browse, folder,
         // metadata, tag and favorite routes, + 5 upload, replace, copy and download (GET and
         // HEAD), + 5 delete, restore, force delete, usage and bulk; issue 21's team chat: + 14
-        // thread routes, + 17 message and attachment routes (download GET and HEAD).
-        assert_eq!(operations.len(), 148);
+        // thread routes, + 17 message and attachment routes (download GET and HEAD); issue 22's
+        // AI chat: + 13.
+        assert_eq!(operations.len(), 161);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"

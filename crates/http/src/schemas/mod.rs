@@ -6,6 +6,7 @@
 pub mod access;
 pub mod admin;
 pub mod admin_items;
+pub mod ai;
 pub mod chat;
 pub mod file_admin_blobs;
 pub mod file_admin_browse;

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod activity;
+pub mod ai;
 pub mod api_keys;
 pub mod chat;
 pub mod collections;
