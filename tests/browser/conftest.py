@@ -11,6 +11,8 @@ VELLUM_BROWSER_DATABASE_URL (default: SQLite in a temporary directory), VELLUM_B
 (default /usr/bin/chromium).
 """
 
+import http.server
+import json
 import os
 import pathlib
 import re
@@ -18,6 +20,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -59,8 +62,58 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class FakeAi(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible provider for the AI chat page: streams its answer a token at a time
+    (`[slow]` in the prompt: 200 tokens, 0.1 s apart; else a short sentence, 0.25 s apart)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body = b'{"object":"list","data":[{"id":"fake"}]}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        last = [m for m in request["messages"] if m["role"] == "user"][-1]["content"]
+        if "[slow]" in last:
+            tokens, pause = [f"t{i} " for i in range(200)], 0.1
+        else:
+            tokens, pause = ["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "CMS."], 0.25
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            for token in tokens:
+                chunk = {"choices": [{"index": 0, "delta": {"content": token}}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+                time.sleep(pause)
+            self.wfile.write(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+
 @pytest.fixture(scope="session")
-def server():
+def fake_ai():
+    """The fake provider's base URL (`VELLUM_AI_BASE_URL` of the test server)."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeAi)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def server(fake_ai):
     work = pathlib.Path(tempfile.mkdtemp(prefix="vellum-browser-"))
     port = free_port()
     database = os.environ.get("VELLUM_BROWSER_DATABASE_URL") or f"sqlite://{work}/vellum.db?mode=rwc"
@@ -71,6 +124,8 @@ def server():
         VELLUM_LISTEN=f"127.0.0.1:{port}",
         VELLUM_BASE_URL=f"http://localhost:{port}",
         VELLUM_LOG="info",
+        VELLUM_AI_BASE_URL=fake_ai,
+        VELLUM_AI_MODEL="fake",
     )
     log = work / "server.log"
     with open(log, "wb") as out:
@@ -116,7 +171,13 @@ def allowed():
 
 
 @pytest.fixture
-def page(browser, server, allowed):
+def aborted():
+    """URL suffixes of requests a test aborts on purpose (the AI page's Stop button)."""
+    return set()
+
+
+@pytest.fixture
+def page(browser, server, allowed, aborted):
     """A fresh browser context (no cookies) whose page fails the test on any console error,
     uncaught exception or failed request."""
     context = browser.new_context(base_url=server.base, viewport={"width": 1280, "height": 800})
@@ -124,7 +185,12 @@ def page(browser, server, allowed):
     problems, consoles, refused_documents = [], [], set()
     page.on("console", lambda m: m.type == "error" and consoles.append(m))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} {r.failure}"))
+    def failed(r):
+        if r.failure == "net::ERR_ABORTED" and any(r.url.endswith(s) for s in aborted):
+            return
+        problems.append(f"request failed: {r.url} {r.failure}")
+
+    page.on("requestfailed", failed)
 
     def bad_response(res):
         # A 4xx page is a form's expected answer (422 with the errors next to the fields, 429);

@@ -3,8 +3,10 @@
 //! JSON side of the admin routes with a session cookie.
 
 mod access_support;
+mod ai;
 mod api_keys;
 mod chat;
+mod fake_ai;
 mod file_pages;
 mod files_blobs;
 mod files_browse;
