@@ -148,6 +148,10 @@ pub(crate) async fn serve(
         ));
     }
     res.insert_header((header::CONTENT_TYPE, out.mime_type.as_str()));
+    // Stored bytes go out as stored: the admin app's compression would drop `Content-Length`
+    // (a download's progress, a resumable client's size check) and spend CPU on files that are
+    // mostly compressed already.
+    res.insert_header((header::CONTENT_ENCODING, "identity"));
     let disposition = match (out.download_name.as_deref(), is_active(&out.mime_type)) {
         (Some(name), _) => Some(format!(
             "attachment; filename=\"{}\"; filename*=UTF-8''{}",
