@@ -163,8 +163,15 @@ impl<'a> Input<'a> {
         Some(out)
     }
 
-    /// An array of at most `max` positive integer ids, or `None` when absent.
-    pub fn optional_ids(&mut self, field: &str, max: usize) -> Option<Vec<i64>> {
+    /// An array of at most `max` entries, each read by `parse` (`None`: the entry is wrong and
+    /// `what` says what it should be), or `None` when absent.
+    fn optional_list<T>(
+        &mut self,
+        field: &str,
+        max: usize,
+        what: &str,
+        parse: impl Fn(&Json) -> Option<T>,
+    ) -> Option<Vec<T>> {
         let value = self.body.get(field)?;
         let Json::Array(items) = value else {
             self.error(field, format!("The {field} field must be an array."));
@@ -179,49 +186,34 @@ impl<'a> Input<'a> {
         }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            match item.as_i64() {
-                Some(id) if id > 0 => out.push(id),
-                _ => {
-                    self.error(
-                        &format!("{field}.{i}"),
-                        format!("Each {field} entry must be a positive integer."),
-                    );
-                    return None;
-                }
-            }
+            let Some(parsed) = parse(item) else {
+                self.error(
+                    &format!("{field}.{i}"),
+                    format!("Each {field} entry must be {what}."),
+                );
+                return None;
+            };
+            out.push(parsed);
         }
         Some(out)
     }
 
-    /// An array of at most `max` distinct UUIDs (canonical lowercase), or `None` when absent.
+    /// An array of at most `max` positive integer ids, or `None` when absent.
+    pub fn optional_ids(&mut self, field: &str, max: usize) -> Option<Vec<i64>> {
+        self.optional_list(field, max, "a positive integer", |item| {
+            item.as_i64().filter(|id| *id > 0)
+        })
+    }
+
+    /// An array of at most `max` UUIDs (canonical lowercase), duplicates dropped, or `None`
+    /// when absent.
     pub fn optional_uuids(&mut self, field: &str, max: usize) -> Option<Vec<String>> {
-        let value = self.body.get(field)?;
-        let Json::Array(items) = value else {
-            self.error(field, format!("The {field} field must be an array."));
-            return None;
-        };
-        if items.len() > max {
-            self.error(
-                field,
-                format!("The {field} field must not have more than {max} items."),
-            );
-            return None;
-        }
-        let mut out: Vec<String> = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            match item.as_str().and_then(canonical_uuid) {
-                Some(id) if !out.contains(&id) => out.push(id),
-                Some(_) => {}
-                None => {
-                    self.error(
-                        &format!("{field}.{i}"),
-                        format!("Each {field} entry must be a valid UUID."),
-                    );
-                    return None;
-                }
-            }
-        }
-        Some(out)
+        let mut ids = self.optional_list(field, max, "a valid UUID", |item| {
+            item.as_str().and_then(canonical_uuid)
+        })?;
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|id| seen.insert(id.clone()));
+        Some(ids)
     }
 
     /// Ends reading.

@@ -14,7 +14,7 @@ use vellum_http::{AiConfig, HttpConfig};
 use super::access_support::role_with;
 use super::fake_ai::FakeAi;
 use super::{PASSWORD, Session, create_user};
-use crate::support::{BOUNDARY, Part, TestApp, blog, multipart};
+use crate::support::{TestApp, blog};
 
 const AI: [&str; 1] = ["can-use-ai"];
 
@@ -81,23 +81,7 @@ async fn chat(app: &TestApp, session: &Session, body: Value) -> crate::support::
 }
 
 async fn upload(app: &TestApp, session: &Session, name: &str, bytes: &[u8]) -> (u16, Value) {
-    let res = app
-        .send(
-            TestApp::request(Method::POST, "/ai/attachments")
-                .insert_header(("accept", "application/json"))
-                .insert_header(("cookie", session.cookie.clone()))
-                .insert_header((
-                    "content-type",
-                    format!("multipart/form-data; boundary={BOUNDARY}"),
-                ))
-                .set_payload(multipart(&[Part::file(
-                    name,
-                    "application/octet-stream",
-                    bytes,
-                )])),
-        )
-        .await;
-    (res.status.as_u16(), res.json())
+    super::post_file(app, session, "/ai/attachments", name, bytes).await
 }
 
 #[actix_web::test]

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::access_support::{role_with, signed_in_with};
 use super::{PASSWORD, Session, create_user};
-use crate::support::{BOUNDARY, Part, TestApp, blog, multipart};
+use crate::support::{TestApp, blog};
 
 const CHAT_AND_ITEMS: [&str; 2] = ["can-show-chat", "can-show-collections"];
 
@@ -579,23 +579,14 @@ async fn upload(
     name: &str,
     bytes: &[u8],
 ) -> (u16, Value) {
-    let res = app
-        .send(
-            TestApp::request(Method::POST, &format!("/chat/{chat}/attachments"))
-                .insert_header(("accept", "application/json"))
-                .insert_header(("cookie", session.cookie.clone()))
-                .insert_header((
-                    "content-type",
-                    format!("multipart/form-data; boundary={BOUNDARY}"),
-                ))
-                .set_payload(multipart(&[Part::file(
-                    name,
-                    "application/octet-stream",
-                    bytes,
-                )])),
-        )
-        .await;
-    (res.status.as_u16(), res.json())
+    super::post_file(
+        app,
+        session,
+        &format!("/chat/{chat}/attachments"),
+        name,
+        bytes,
+    )
+    .await
 }
 
 #[actix_web::test]

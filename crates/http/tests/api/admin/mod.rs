@@ -193,3 +193,31 @@ pub async fn admin_at(
 ) -> Response {
     send_to(state, admin_request(method, path, session, body)).await
 }
+
+/// POSTs one `file` part (`name`, `bytes`) to `path` as `session`: status and JSON body.
+pub async fn post_file(
+    app: &TestApp,
+    session: &Session,
+    path: &str,
+    name: &str,
+    bytes: &[u8],
+) -> (u16, Value) {
+    use crate::support::{BOUNDARY, Part, multipart};
+    let res = app
+        .send(
+            TestApp::request(Method::POST, path)
+                .insert_header(("accept", "application/json"))
+                .insert_header(("cookie", session.cookie.clone()))
+                .insert_header((
+                    "content-type",
+                    format!("multipart/form-data; boundary={BOUNDARY}"),
+                ))
+                .set_payload(multipart(&[Part::file(
+                    name,
+                    "application/octet-stream",
+                    bytes,
+                )])),
+        )
+        .await;
+    (res.status.as_u16(), res.json())
+}
