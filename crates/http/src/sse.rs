@@ -32,15 +32,15 @@ pub(crate) fn respond(events: ChatStream) -> HttpResponse {
 }
 
 /// The body: events as they come, comments in the silences, `[DONE]` at the end.
-pub(crate) struct EventBody {
-    events: ChatStream,
+pub(crate) struct EventBody<S = ChatStream> {
+    events: S,
     keep_alive: Pin<Box<tokio::time::Sleep>>,
     every: Duration,
     done: bool,
 }
 
-impl EventBody {
-    pub(crate) fn new(events: ChatStream, every: Duration) -> Self {
+impl<S: Stream<Item = StreamEvent> + Unpin> EventBody<S> {
+    pub(crate) fn new(events: S, every: Duration) -> Self {
         Self {
             events,
             keep_alive: Box::pin(tokio::time::sleep(every)),
@@ -60,7 +60,7 @@ pub(crate) fn frame(event: &StreamEvent) -> Bytes {
     Bytes::from(format!("data: {}\n\n", event.to_json()))
 }
 
-impl Stream for EventBody {
+impl<S: Stream<Item = StreamEvent> + Unpin> Stream for EventBody<S> {
     type Item = Result<Bytes, std::convert::Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -84,5 +84,51 @@ impl Stream for EventBody {
                 Poll::Pending => Poll::Pending,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt as _;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn events_then_done_with_comments_in_the_silences() {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let events = tokio_stream_of(rx);
+        let mut body = EventBody::new(events, Duration::from_millis(50));
+        tx.send(StreamEvent::Conversation("c1".into()))
+            .await
+            .unwrap();
+        assert_eq!(
+            body.next().await.unwrap().unwrap(),
+            "data: {\"type\":\"conversation\",\"conversation_id\":\"c1\"}\n\n"
+        );
+        // Silence: a comment after the interval, then another.
+        let started = tokio::time::Instant::now();
+        assert_eq!(body.next().await.unwrap().unwrap(), ": keep-alive\n\n");
+        assert!(started.elapsed() >= Duration::from_millis(45));
+        assert_eq!(body.next().await.unwrap().unwrap(), ": keep-alive\n\n");
+        tx.send(StreamEvent::Delta("Hi\n\"there\"".into()))
+            .await
+            .unwrap();
+        assert_eq!(
+            body.next().await.unwrap().unwrap(),
+            "data: {\"type\":\"delta\",\"content\":\"Hi\\n\\\"there\\\"\"}\n\n"
+        );
+        drop(tx);
+        assert_eq!(body.next().await.unwrap().unwrap(), "data: [DONE]\n\n");
+        assert!(body.next().await.is_none());
+        assert!(body.next().await.is_none());
+    }
+
+    /// A receiver as a stream.
+    fn tokio_stream_of(
+        rx: tokio::sync::mpsc::Receiver<StreamEvent>,
+    ) -> impl Stream<Item = StreamEvent> + Unpin {
+        Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|event| (event, rx))
+        }))
     }
 }
