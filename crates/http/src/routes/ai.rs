@@ -286,7 +286,7 @@ pub async fn truncate(
     security(("session" = [])),
     request_body(content_type = "application/json", content = crate::schemas::ai::AiChatRequest),
     responses(
-        (status = 200, description = "The answer as server-sent events: `data:` lines of JSON, `{\"type\": \"conversation\", \"conversation_id\"}` first, then `{\"type\": \"delta\", \"content\"}` per fragment, `{\"type\": \"error\", \"message\"}` on failure, comments (`: keep-alive`) every 10 s of silence, and `data: [DONE]` last", content_type = "text/event-stream", body = String),
+        (status = 200, description = "The answer as server-sent events: `data:` lines of JSON, `{\"type\": \"conversation\", \"conversation_id\"}` first, then `{\"type\": \"delta\", \"content\"}` per fragment, `{\"type\": \"error\", \"message\"}` on failure, comments (`: keep-alive`) every 10 s of silence, and `data: [DONE]` last", content_type = "text/event-stream", body = crate::schemas::ai::AiChatEvent),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),

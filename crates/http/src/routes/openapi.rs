@@ -302,7 +302,7 @@ pub async fn serve() -> HttpResponse {
             ai::AiAttachmentRef, ai::AiMessage, ai::AiConversationShown,
             ai::AiConversationShownEnvelope, ai::AiHome, ai::AiStatus,
             ai::CreateAiConversation, ai::RenameAiConversation, ai::TruncateAiConversation,
-            ai::AiDeletedCount, ai::AiDeleted, ai::BulkDestroyAiConversations, ai::AiChatRequest,
+            ai::AiDeletedCount, ai::AiDeleted, ai::BulkDestroyAiConversations, ai::AiChatRequest, ai::AiChatEvent,
             ai::AiAttachmentForm, ai::AiAttachment, ai::AiAttachmentEnvelope,
         ),
         responses(

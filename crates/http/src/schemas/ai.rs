@@ -163,6 +163,18 @@ pub struct AiChatRequest {
     pub attachment_ids: Option<Vec<String>>,
 }
 
+/// One server-sent event of `POST /ai/chat`: its `data` is JSON (`{"type": "conversation",
+/// "conversation_id"}`, `{"type": "delta", "content"}`, `{"type": "error", "message"}`) or the
+/// literal `[DONE]` that ends the stream.
+#[derive(Debug, ToSchema, Serialize)]
+pub struct AiChatEvent {
+    pub data: String,
+    /// Absent: the default `message` event.
+    pub event: Option<String>,
+    pub id: Option<String>,
+    pub retry: Option<u64>,
+}
+
 /// `POST /ai/attachments`: one `file` part (csv, txt, xlsx or pdf, at most 5 MiB).
 #[derive(Debug, ToSchema, Serialize)]
 pub struct AiAttachmentForm {
