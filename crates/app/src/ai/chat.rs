@@ -217,7 +217,7 @@ async fn start(
             } else {
                 title
             };
-            store::conversations::create(state.db(), user, &title).await?
+            super::conversations::start(state, user, &title).await?
         }
     };
     let history = store::messages::recent(state.db(), &conversation.id, HISTORY_MESSAGES).await?;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value as Json, json};
 use vellum_storage::ai::{self as store, AiMessageRow, ConversationRow};
 
-use super::{MAX_BULK, MAX_TITLE_CHARS, PER_PAGE, require};
+use super::{MAX_BULK, MAX_CONVERSATIONS, MAX_TITLE_CHARS, PER_PAGE, require};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::input::{Input, canonical_uuid};
@@ -91,6 +91,21 @@ pub(crate) async fn owned(
         .ok_or(AppError::NotFound)
 }
 
+/// Starts a conversation for the user, unless the user keeps [`MAX_CONVERSATIONS`] already.
+pub(crate) async fn start(
+    state: &AppState,
+    user_id: i64,
+    title: &str,
+) -> Result<ConversationRow, AppError> {
+    if store::conversations::count(state.db(), user_id).await? >= MAX_CONVERSATIONS {
+        return Err(AppError::invalid(
+            "conversation_id",
+            format!("You may keep at most {MAX_CONVERSATIONS} conversations; delete some first."),
+        ));
+    }
+    Ok(store::conversations::create(state.db(), user_id, title).await?)
+}
+
 /// `GET /ai/conversations?page=`: 25 a page, pinned first.
 ///
 /// # Errors
@@ -131,7 +146,7 @@ fn read_title<'a>(input: &mut Input<'a>, required: bool) -> Option<Option<&'a st
 /// `POST /ai/conversations`: an empty conversation, optionally titled.
 ///
 /// # Errors
-/// 403 as [`require`]; 422 for a bad `title`; the database.
+/// 403 as [`require`]; 422 for a bad `title` or past [`MAX_CONVERSATIONS`]; the database.
 pub async fn create(
     state: &AppState,
     principal: &Principal,
@@ -141,9 +156,7 @@ pub async fn create(
     let mut input = Input::new(body)?;
     let title = read_title(&mut input, false).flatten();
     input.finish()?;
-    let row =
-        store::conversations::create(state.db(), principal.user_id(), title.unwrap_or(UNTITLED))
-            .await?;
+    let row = start(state, principal.user_id(), title.unwrap_or(UNTITLED)).await?;
     Ok(row.into())
 }
 

@@ -53,6 +53,8 @@ pub const PER_PAGE: u64 = 25;
 pub const MAX_BULK: usize = 100;
 /// The longest conversation title, in characters.
 pub const MAX_TITLE_CHARS: usize = 120;
+/// Conversations one user may keep; past it the user deletes some first.
+pub const MAX_CONVERSATIONS: u64 = 1_000;
 /// Messages one conversation holds at most; past it the user starts a new one.
 pub const MAX_MESSAGES: u64 = 1_000;
 /// Attachments one user may hold at once (until they expire).

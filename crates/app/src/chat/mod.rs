@@ -95,11 +95,7 @@ fn refused(rule: &'static str) -> AppError {
 
 /// Parses a chat id (a UUID in canonical lowercase form).
 pub(crate) fn parse_chat_id(id: &str) -> Result<String, AppError> {
-    uuid::Uuid::parse_str(id)
-        .ok()
-        .map(|uuid| uuid.hyphenated().to_string())
-        .filter(|canonical| canonical == id)
-        .ok_or(AppError::NotFound)
+    crate::input::canonical_uuid(id).ok_or(AppError::NotFound)
 }
 
 /// Opens thread `id` for the principal.

@@ -170,7 +170,40 @@ const MAX_ARGUMENT_BYTES: usize = 4_096;
 /// How much of a refusing provider's body reaches the log.
 const MAX_LOGGED_BODY: usize = 512;
 
-type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send>>;
+/// Bytes one streamed answer may take on the wire (its text is capped far lower, in characters,
+/// by the caller).
+const MAX_STREAM_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why reading the provider's stream stopped.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error(transparent)]
+    Transport(#[from] reqwest::Error),
+    #[error("the answer passed {MAX_STREAM_BYTES} bytes")]
+    TooLong,
+}
+
+/// `bytes` until `max` of them have passed, then [`ReadError::TooLong`]: a provider that never
+/// ends a line (or an answer) would otherwise grow the event parser's buffer without end.
+fn capped<E>(
+    bytes: impl Stream<Item = Result<bytes::Bytes, E>>,
+    max: usize,
+) -> impl Stream<Item = Result<bytes::Bytes, ReadError>>
+where
+    ReadError: From<E>,
+{
+    let mut read = 0_usize;
+    bytes.map(move |chunk| {
+        let chunk = chunk?;
+        read = read.saturating_add(chunk.len());
+        if read > max {
+            return Err(ReadError::TooLong);
+        }
+        Ok(chunk)
+    })
+}
+
+type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<ReadError>>> + Send>>;
 
 /// One streamed answer in progress. Dropping it drops the provider's connection.
 pub(crate) struct Completion {
@@ -380,10 +413,13 @@ impl Provider {
             .map_err(ProviderError::Unreachable)?;
         let status = response.status();
         if !status.is_success() {
-            let body = tokio::time::timeout(Duration::from_secs(2), response.bytes())
+            // Only the first chunk, for the log: a refusal's body may be of any size.
+            let mut response = response;
+            let body = tokio::time::timeout(Duration::from_secs(2), response.chunk())
                 .await
                 .ok()
                 .and_then(Result::ok)
+                .flatten()
                 .map(|bytes| {
                     let end = bytes.len().min(MAX_LOGGED_BODY);
                     String::from_utf8_lossy(bytes.get(..end).unwrap_or_default()).into_owned()
@@ -395,7 +431,7 @@ impl Provider {
             });
         }
         Ok(Completion {
-            events: Box::pin(response.bytes_stream().eventsource()),
+            events: Box::pin(capped(response.bytes_stream(), MAX_STREAM_BYTES).eventsource()),
             idle: self.idle,
             calls: BTreeMap::new(),
             finish_pending: false,
@@ -424,7 +460,7 @@ mod tests {
         let bytes = futures_util::stream::iter(
             lines
                 .split_inclusive("\n\n")
-                .map(|part| Ok::<_, reqwest::Error>(bytes::Bytes::from_static(part.as_bytes())))
+                .map(|part| Ok::<_, ReadError>(bytes::Bytes::from_static(part.as_bytes())))
                 .collect::<Vec<_>>(),
         );
         Completion {
@@ -523,11 +559,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_line_that_never_ends_breaks_off_at_the_cap() {
+        let piece = bytes::Bytes::from(vec![b'x'; 1024 * 1024]);
+        let endless =
+            futures_util::stream::iter(std::iter::repeat_n(piece, 64)).map(Ok::<_, ReadError>);
+        let mut completion = Completion {
+            events: Box::pin(capped(endless, 8 * 1024 * 1024).eventsource()),
+            idle: Duration::from_secs(1),
+            calls: BTreeMap::new(),
+            finish_pending: false,
+            finished: false,
+        };
+        assert!(matches!(
+            completion.next().await,
+            Err(ProviderError::BrokeOff(_))
+        ));
+    }
+
+    #[tokio::test]
     async fn a_silent_stream_times_out() {
         let mut completion = Completion {
             events: Box::pin(
-                futures_util::stream::pending::<Result<bytes::Bytes, reqwest::Error>>()
-                    .eventsource(),
+                futures_util::stream::pending::<Result<bytes::Bytes, ReadError>>().eventsource(),
             ),
             idle: Duration::from_millis(50),
             calls: BTreeMap::new(),

@@ -81,6 +81,17 @@ pub async fn find<C: ConnectionTrait>(
     sql.one_as(db).await
 }
 
+/// How many conversations the user has.
+///
+/// # Errors
+/// A database error.
+pub async fn count<C: ConnectionTrait>(db: &C, user_id: i64) -> Result<u64, StorageError> {
+    let mut sql = Sql::new(db.get_database_backend());
+    sql.push("SELECT COUNT(*) AS n FROM ai_conversations WHERE user_id = ")
+        .bind(id_param(user_id).unwrap_or(0));
+    sql.count(db).await
+}
+
 /// A page of the user's conversations: pinned first (most recently pinned first), then by last
 /// activity.
 ///
@@ -95,13 +106,8 @@ pub async fn list<C: ConnectionTrait>(
     let Some(uid) = id_param(user_id) else {
         return Ok(Page::new(Vec::new(), 0, page, per_page));
     };
-    let backend = db.get_database_backend();
-    let mut count = Sql::new(backend);
-    count
-        .push("SELECT COUNT(*) AS n FROM ai_conversations WHERE user_id = ")
-        .bind(uid);
-    let total = count.count(db).await?;
-    let mut sql = Sql::new(backend);
+    let total = count(db, user_id).await?;
+    let mut sql = Sql::new(db.get_database_backend());
     sql.push("SELECT ")
         .push(COLUMNS)
         .push(" FROM ai_conversations WHERE user_id = ")

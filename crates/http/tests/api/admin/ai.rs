@@ -1059,3 +1059,103 @@ async fn a_client_that_goes_away_stops_the_provider_within_a_second_and_keeps_th
     assert!(content.starts_with("t0 t1 t2 "), "{content}");
     assert!(!content.contains("t99"), "{content}");
 }
+
+#[actix_web::test]
+async fn a_user_keeps_at_most_1000_conversations() {
+    let fake = FakeAi::start().await;
+    let app = app_with(&fake, blog()).await;
+    let (ada, ada_id) = user(&app, "ada@example.com", &AI).await;
+    let mut last = String::new();
+    for i in 0..999 {
+        last = vellum_storage::ai::conversations::create(&app.db.conn, ada_id, &format!("c{i}"))
+            .await
+            .unwrap()
+            .id;
+    }
+    let res = app
+        .admin(
+            Method::POST,
+            "/ai/conversations",
+            Some(&ada),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(res.status, 201, "the 1000th");
+    for res in [
+        app.admin(
+            Method::POST,
+            "/ai/conversations",
+            Some(&ada),
+            Some(json!({})),
+        )
+        .await,
+        chat(&app, &ada, json!({"message": "hi"})).await,
+    ] {
+        assert_eq!(res.status, 422);
+        assert!(res.json()["errors"]["conversation_id"].is_array());
+    }
+    // An existing conversation goes on; after a delete there is room again.
+    assert_eq!(
+        chat(
+            &app,
+            &ada,
+            json!({"message": "hi", "conversation_id": last})
+        )
+        .await
+        .status,
+        200
+    );
+    let res = app
+        .admin(
+            Method::DELETE,
+            &format!("/ai/conversations/{last}"),
+            Some(&ada),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 204);
+    assert_eq!(chat(&app, &ada, json!({"message": "hi"})).await.status, 200);
+}
+
+#[actix_web::test]
+async fn expired_attachments_are_refused_and_swept() {
+    let fake = FakeAi::start().await;
+    let app = app_with(&fake, blog()).await;
+    let (ada, ada_id) = user(&app, "ada@example.com", &AI).await;
+    let expired = vellum_storage::ai::attachments::insert(
+        &app.db.conn,
+        &vellum_storage::ai::NewAiAttachment {
+            user_id: ada_id,
+            name: "old.txt",
+            extension: "txt",
+            size: 3,
+            content: "old",
+            expires_at: time::OffsetDateTime::now_utc() - Duration::from_secs(1),
+        },
+    )
+    .await
+    .unwrap();
+    let (_, fresh) = upload(&app, &ada, "new.txt", b"new").await;
+    let fresh = fresh["data"]["id"].as_str().unwrap().to_owned();
+    let res = chat(
+        &app,
+        &ada,
+        json!({"message": "hi", "attachment_ids": [fresh, expired.id]}),
+    )
+    .await;
+    assert_eq!(res.status, 422);
+    assert!(res.json()["errors"]["attachment_ids.1"].is_array());
+    // The janitor's sweep deletes the expired one only.
+    vellum_app::llm::sweep(&app.db.conn).await.unwrap();
+    let now = time::OffsetDateTime::now_utc() - Duration::from_secs(3600);
+    let left = vellum_storage::ai::attachments::live(
+        &app.db.conn,
+        ada_id,
+        &[fresh.clone(), expired.id.clone()],
+        now,
+    )
+    .await
+    .unwrap();
+    let ids: Vec<&str> = left.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, [fresh.as_str()]);
+}
