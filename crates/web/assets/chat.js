@@ -368,16 +368,20 @@
       mentioned.set(tag, entry);
       textarea.focus();
     });
+    // Answers to earlier keystrokes may arrive after later ones: only the latest is shown.
+    let lookup = 0;
     textarea.addEventListener("input", async () => {
       // A one-to-one conversation takes no mentions (the server refuses them).
       if (root.dataset.mentions === "off") return;
       const upto = textarea.value.slice(0, textarea.selectionStart);
       const match = /(?:^|\s)@([^\s@]{1,40})$/.exec(upto);
+      const current = ++lookup;
       if (!match) return mention.close();
       try {
-        mention.show(await directory(match[1]));
+        const found = await directory(match[1]);
+        if (current === lookup) mention.show(found);
       } catch {
-        mention.close();
+        if (current === lookup) mention.close();
       }
     });
     textarea.addEventListener("keydown", (e) => {
