@@ -153,6 +153,9 @@ impl Config {
             max_connections: self.pool.db_max_connections,
             connect_timeout: Duration::from_secs(self.pool.db_connect_timeout),
             acquire_timeout: Duration::from_secs(self.pool.db_acquire_timeout),
+            checkpoint_interval: Some(Duration::from_secs(1)),
+            sqlite_cache_kib: self.pool.sqlite_cache_kib,
+            sqlite_mmap: self.pool.sqlite_mmap,
         }
     }
 
@@ -274,6 +277,8 @@ mod tests {
             ("db_max_connections", "VELLUM_DB_MAX_CONNECTIONS", None),
             ("db_connect_timeout", "VELLUM_DB_CONNECT_TIMEOUT", Some("5")),
             ("db_acquire_timeout", "VELLUM_DB_ACQUIRE_TIMEOUT", Some("5")),
+            ("sqlite_cache_kib", "VELLUM_SQLITE_CACHE_KIB", Some("2048")),
+            ("sqlite_mmap", "VELLUM_SQLITE_MMAP", Some("0")),
             ("request_timeout", "VELLUM_REQUEST_TIMEOUT", Some("30")),
             (
                 "client_request_timeout",

@@ -53,6 +53,15 @@ pub struct PoolArgs {
     /// Seconds a request waits for a free database connection before it gets 503.
     #[arg(long, env = "VELLUM_DB_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     pub db_acquire_timeout: u64,
+
+    /// SQLite: KiB of page cache per connection (each connection has its own).
+    #[arg(long, env = "VELLUM_SQLITE_CACHE_KIB", default_value_t = vellum_storage::DEFAULT_SQLITE_CACHE_KIB, value_parser = clap::value_parser!(u32).range(64..=1_048_576))]
+    pub sqlite_cache_kib: u32,
+
+    /// SQLite: bytes of the database file each connection reads through a memory map
+    /// (0: none; mapped pages count in the server's RSS once per connection).
+    #[arg(long, env = "VELLUM_SQLITE_MMAP", default_value_t = vellum_storage::DEFAULT_SQLITE_MMAP)]
+    pub sqlite_mmap: u64,
 }
 
 /// The Redis the servers share their response cache and epoch through.

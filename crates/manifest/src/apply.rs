@@ -63,6 +63,7 @@ pub async fn apply<C: ConnectionTrait + TransactionTrait>(
     apply_folders(&tx, manifest).await?;
     apply_items(&tx, manifest).await?;
     tx.commit().await?;
+    vellum_storage::refresh_statistics(db).await?;
     Ok(report)
 }
 

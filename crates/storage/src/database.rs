@@ -10,12 +10,12 @@ use std::future::Future;
 use std::pin::Pin;
 
 use sea_orm::{
-    AccessMode, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    ExecResult, IsolationLevel, QueryResult, Statement, TransactionError, TransactionOptions,
-    TransactionTrait,
+    AccessMode, DatabaseConnection, DbBackend, DbErr, IsolationLevel, SqliteTransactionMode,
+    TransactionError, TransactionOptions, TransactionTrait,
 };
 
 use crate::StorageError;
+use crate::transaction::{Transaction, Writers};
 
 /// Which database a [`Database`] talks to, for the few callers that must know (reports,
 /// benchmarks); queries never branch on it outside this crate.
@@ -40,11 +40,15 @@ impl Backend {
 #[derive(Debug, Clone)]
 pub struct Database {
     conn: DatabaseConnection,
+    /// SQLite's queue of write transactions (see `transaction`); `None` on PostgreSQL.
+    writers: Option<Writers>,
 }
 
 impl Database {
-    pub(crate) fn new(conn: DatabaseConnection) -> Self {
-        Self { conn }
+    pub(crate) fn new(mut conn: DatabaseConnection) -> Self {
+        conn.set_metric_callback(|info| crate::telemetry::record(info.elapsed));
+        let writers = (conn.get_database_backend() == DbBackend::Sqlite).then(Writers::new);
+        Self { conn, writers }
     }
 
     /// The pool as sea-orm sees it, for this crate's migrations.
@@ -106,77 +110,59 @@ impl Database {
     /// before keep counting nothing), for tests that bound the number of queries a request makes.
     #[cfg(feature = "testing")]
     pub fn on_query(&mut self, on_query: impl Fn(&str) + Send + Sync + 'static) {
-        self.conn
-            .set_metric_callback(move |info| on_query(&info.statement.sql));
+        self.conn.set_metric_callback(move |info| {
+            crate::telemetry::record(info.elapsed);
+            on_query(&info.statement.sql);
+        });
     }
 }
 
-#[async_trait::async_trait]
-impl ConnectionTrait for Database {
-    fn get_database_backend(&self) -> DbBackend {
-        self.conn.get_database_backend()
-    }
-
-    async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
-        self.conn.execute_raw(stmt).await
-    }
-
-    async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
-        self.conn.execute_unprepared(sql).await
-    }
-
-    async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
-        self.conn.query_one_raw(stmt).await
-    }
-
-    async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
-        self.conn.query_all_raw(stmt).await
-    }
-
-    fn support_returning(&self) -> bool {
-        self.conn.support_returning()
-    }
-
-    fn is_mock_connection(&self) -> bool {
-        self.conn.is_mock_connection()
-    }
-}
+crate::transaction::delegate_connection!(Database, conn);
 
 #[async_trait::async_trait]
 impl TransactionTrait for Database {
-    type Transaction = DatabaseTransaction;
+    type Transaction = Transaction;
 
-    async fn begin(&self) -> Result<DatabaseTransaction, DbErr> {
-        self.conn.begin().await
+    async fn begin(&self) -> Result<Transaction, DbErr> {
+        Ok(Transaction::new(self.conn.begin().await?, None))
     }
 
     async fn begin_with_config(
         &self,
         isolation_level: Option<IsolationLevel>,
         access_mode: Option<AccessMode>,
-    ) -> Result<DatabaseTransaction, DbErr> {
-        self.conn
+    ) -> Result<Transaction, DbErr> {
+        let tx = self
+            .conn
             .begin_with_config(isolation_level, access_mode)
-            .await
+            .await?;
+        Ok(Transaction::new(tx, None))
     }
 
-    async fn begin_with_options(
-        &self,
-        options: TransactionOptions,
-    ) -> Result<DatabaseTransaction, DbErr> {
-        self.conn.begin_with_options(options).await
+    async fn begin_with_options(&self, options: TransactionOptions) -> Result<Transaction, DbErr> {
+        // A write transaction takes its turn before it takes a connection: waiting writers hold
+        // no connection that readers could use, and they are served in arrival order.
+        let turn = match (&self.writers, options.sqlite_transaction_mode) {
+            (Some(writers), Some(SqliteTransactionMode::Immediate)) => Some(writers.turn().await?),
+            _ => None,
+        };
+        Ok(Transaction::new(
+            self.conn.begin_with_options(options).await?,
+            turn,
+        ))
     }
 
     async fn transaction<F, T, E>(&self, callback: F) -> Result<T, TransactionError<E>>
     where
         F: for<'c> FnOnce(
-                &'c DatabaseTransaction,
+                &'c Transaction,
             ) -> Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'c>>
             + Send,
         T: Send,
         E: std::fmt::Display + std::fmt::Debug + Send,
     {
-        self.conn.transaction(callback).await
+        let tx = self.begin().await.map_err(TransactionError::Connection)?;
+        tx.run(callback).await
     }
 
     async fn transaction_with_config<F, T, E>(
@@ -187,14 +173,16 @@ impl TransactionTrait for Database {
     ) -> Result<T, TransactionError<E>>
     where
         F: for<'c> FnOnce(
-                &'c DatabaseTransaction,
+                &'c Transaction,
             ) -> Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'c>>
             + Send,
         T: Send,
         E: std::fmt::Display + std::fmt::Debug + Send,
     {
-        self.conn
-            .transaction_with_config(callback, isolation_level, access_mode)
+        let tx = self
+            .begin_with_config(isolation_level, access_mode)
             .await
+            .map_err(TransactionError::Connection)?;
+        tx.run(callback).await
     }
 }

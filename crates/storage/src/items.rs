@@ -136,9 +136,20 @@ pub(crate) struct RevisionRow {
     data: Option<String>,
 }
 
-/// From this offset on, a list whose filter the scalar index covers picks the page's ids from
-/// that index (see [`list_items`]); before it, walking the table in id order is cheaper.
+/// Below this offset, walking the table in id order is always cheaper than scanning the narrow
+/// index (see [`is_deep`]).
 const DEEP_OFFSET: u64 = 300;
+
+/// Whether a page of a list whose filter the scalar index covers picks its ids from that index
+/// (a scan of every live item's index entry, then a sort of the matches) rather than walking the
+/// table in id order until the page (about `(offset + per_page) * items / total` rows, each
+/// decoded to test the filter). Measured on 10,000 articles (issue 23): the index scan costs
+/// 0.7 to 1 ms whatever the page; the walk 0.12 ms at offset 735 of 6,667 matches and 1.8 ms at
+/// 3,000. A walked row costs about four index entries, so the walk wins while the page lies in
+/// the first quarter of the matches; the collection's size cancels out.
+fn is_deep(offset: u64, per_page: u64, total: u64) -> bool {
+    offset >= DEEP_OFFSET && offset.saturating_add(per_page).saturating_mul(4) >= total
+}
 
 fn sorts_by_id(sort: &[SortKey]) -> bool {
     sort.iter()
@@ -233,7 +244,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
     let mut sql = select(backend);
     let limit = i64::try_from(per_page).unwrap_or(i64::MAX);
     let skip = i64::try_from(offset).unwrap_or(i64::MAX);
-    match hint.filter(|_| offset >= DEEP_OFFSET && sorts_by_id(query.sort)) {
+    match hint.filter(|_| is_deep(offset, per_page, total) && sorts_by_id(query.sort)) {
         // Deep pages: walking the table in id order would evaluate the filter on every row
         // before the offset; the narrow index yields the matching ids, and only the page's
         // rows are read.

@@ -348,3 +348,42 @@ async fn a_transaction_rolled_back_on_error_keeps_its_connection() {
     let fresh = connect(db.url()).await.unwrap();
     assert_eq!(count(&fresh, "SELECT count(*) FROM notes").await, 1);
 }
+
+/// Issue 23: SQLite's writers queue in the process before they take a connection. While one
+/// write transaction holds the lock, writers waiting for it hold no connection, so a read still
+/// gets one at once (before, each waiting writer sat on a connection inside SQLite's busy
+/// handler and a pool of four was exhausted by three of them); and they all commit, in turn.
+#[tokio::test]
+async fn waiting_sqlite_writers_hold_no_connection_and_all_commit() {
+    let test_db = TestDb::new().await.unwrap();
+    if test_db.conn.get_database_backend() != DbBackend::Sqlite {
+        return; // PostgreSQL writers lock rows, not the database: nothing queues
+    }
+    let options = PoolOptions {
+        max_connections: Some(4),
+        acquire_timeout: std::time::Duration::from_secs(1),
+        ..PoolOptions::default()
+    };
+    let db = connect_with(test_db.url(), &options).await.unwrap();
+    exec(&db, "CREATE TABLE queued (n INTEGER NOT NULL)").await;
+    let holder = db.begin_with_options(immediate()).await.unwrap();
+    exec(&holder, "INSERT INTO queued (n) VALUES (0)").await;
+    let writers: Vec<_> = (1..=8)
+        .map(|n| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let tx = db.begin_with_options(immediate()).await.unwrap();
+                exec(&tx, &format!("INSERT INTO queued (n) VALUES ({n})")).await;
+                tx.commit().await.unwrap();
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Eight writers wait, one holds the lock, and a read still gets one of the four connections.
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM queued").await, 0);
+    holder.commit().await.unwrap();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM queued").await, 9);
+}

@@ -794,7 +794,7 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
         .authorize_item_write(&fx.collection.slug, CollectionAction::Create, ["views"])
         .unwrap();
     let mut created = Vec::new();
-    for i in 0..340 {
+    for i in 0..2600 {
         let input = json!({"status": if i % 2 == 0 { "published" } else { "draft" }, "views": i});
         let write = prepare_write(
             fx.collection.schema(),
@@ -808,15 +808,16 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
             .unwrap();
         created.push(item.id);
     }
-    // 170 published items among the new ones (views 0, 2, …, 338) plus fixture rows 1 and 7.
+    // 1,300 published items among the new ones (views 0, 2, …) plus fixture rows 1 and 7.
     let filter = parse("filter[status][_eq]=published&filter[views][_gte]=0");
     let expected: Vec<i64> = [fx.items[0].id, fx.items[6].id]
         .into_iter()
         .chain(created.iter().copied().step_by(2))
         .collect();
     let mut seen = Vec::new();
-    // per_page 1 reaches offsets past the deep-page threshold (300) on SQLite.
-    for page in [1_u64, 2, 150, 171, 172, 173] {
+    // per_page 1 reaches offsets past the deep-page threshold (300) on SQLite, both in the
+    // first quarter of the matches (walked in id order) and after it (ids from the index).
+    for page in [1_u64, 2, 150, 302, 1000, 1301, 1302, 1303] {
         let got = list_items(
             &fx.db.conn,
             &fx.collection,
@@ -830,14 +831,23 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
         )
         .await
         .unwrap();
-        assert_eq!(got.total, 172);
-        assert_eq!(got.last_page, 172);
+        assert_eq!(got.total, 1302);
+        assert_eq!(got.last_page, 1302);
         seen.push(got.items.first().map(|i| i.id));
     }
     let pick = |n: usize| expected.get(n - 1).copied();
     assert_eq!(
         seen,
-        vec![pick(1), pick(2), pick(150), pick(171), pick(172), None]
+        vec![
+            pick(1),
+            pick(2),
+            pick(150),
+            pick(302),
+            pick(1000),
+            pick(1301),
+            pick(1302),
+            None
+        ]
     );
     // Offsets beyond 300 with a larger page size, compared with the evaluator's order.
     let deep = list_items(
@@ -847,13 +857,13 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
         &ListItems {
             filter: &filter,
             sort: &[],
-            page: 21,
+            page: 88,
             per_page: 15,
         },
     )
     .await
     .unwrap();
-    assert!(deep.items.is_empty(), "only 172 matches");
+    assert!(deep.items.is_empty(), "only 1,302 matches");
     let everything = parse("filter[views][_gte]=0");
     let deep = list_items(
         &fx.db.conn,
@@ -885,4 +895,20 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
     assert_eq!(deep.total, all.len() as u64);
     let want: Vec<i64> = all.iter().copied().skip(300).take(15).collect();
     assert_eq!(deep.items.iter().map(|i| i.id).collect::<Vec<_>>(), want);
+    // Past the first quarter of the matches the page's ids come from the index.
+    let deeper = list_items(
+        &fx.db.conn,
+        &fx.collection,
+        &scope,
+        &ListItems {
+            filter: &everything,
+            sort: &[],
+            page: 150,
+            per_page: 15,
+        },
+    )
+    .await
+    .unwrap();
+    let want: Vec<i64> = all.iter().copied().skip(149 * 15).take(15).collect();
+    assert_eq!(deeper.items.iter().map(|i| i.id).collect::<Vec<_>>(), want);
 }
