@@ -93,6 +93,8 @@ struct Inner {
     realtime: Realtime,
     /// The AI chat provider, its request throttle and extraction slots.
     ai: crate::llm::Ai,
+    /// Warm file and transform reads, remembered per epoch.
+    served: crate::served::ServedFiles,
 }
 
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
@@ -187,6 +189,7 @@ impl AppState {
                 write_check: vellum_storage::WriteCheck::default(),
                 realtime,
                 ai,
+                served: crate::served::ServedFiles::default(),
             }),
         };
         state.start_janitor();
@@ -216,6 +219,11 @@ impl AppState {
     #[must_use]
     pub fn ai(&self) -> &crate::llm::Ai {
         &self.inner.ai
+    }
+
+    /// Warm file and transform reads, remembered per epoch (see `served`).
+    pub(crate) fn served_files(&self) -> &crate::served::ServedFiles {
+        &self.inner.served
     }
 
     /// The realtime hub (issue 20).

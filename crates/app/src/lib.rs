@@ -53,6 +53,7 @@ pub mod render;
 pub mod resources;
 pub mod roles;
 pub mod schema;
+mod served;
 pub mod singleton;
 mod snapshot;
 pub mod telemetry;

@@ -78,8 +78,26 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<Download, AppError>>,
 {
+    serve_resolved_forgetting(state, req, resolve, || {}).await
+}
+
+/// As [`serve_resolved`], calling `forget` before resolving again: a remembered answer
+/// (`vellum_app::files::forget_served`) must not name the missing blob a second time.
+pub(crate) async fn serve_resolved_forgetting<F, Fut>(
+    state: &AppState,
+    req: &HttpRequest,
+    resolve: F,
+    forget: impl FnOnce(),
+) -> Result<HttpResponse, ApiError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Download, AppError>>,
+{
     match serve(state, req, resolve().await?).await {
-        Err(ApiError::NotFound) => serve(state, req, resolve().await?).await,
+        Err(ApiError::NotFound) => {
+            forget();
+            serve(state, req, resolve().await?).await
+        }
         other => other,
     }
 }

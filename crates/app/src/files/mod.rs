@@ -19,6 +19,7 @@ use vellum_policy::{FileAction, Visibility, WriteEcho};
 use vellum_storage::StorageError;
 use vellum_storage::files::{FileKind, ListFiles, ParentFilter, StoredFile};
 
+pub use crate::served::Download;
 pub(crate) use patch::clean_filename;
 pub use transform::transform;
 pub use upload::{UploadForm, parse_parent_id, receive_file_part, upload};
@@ -29,6 +30,7 @@ use crate::error::AppError;
 use crate::items::{PageMeta, parse_id};
 use crate::query::{first, pairs, parse_page};
 use crate::resources::file_resource;
+use crate::served::{Entry, Served};
 
 /// Longest `search` accepted (the spec's Limits table).
 const MAX_SEARCH: usize = 255;
@@ -40,22 +42,6 @@ pub(crate) const MAX_NAME: usize = 255;
 pub struct FilePage {
     pub data: Vec<Value>,
     pub meta: PageMeta,
-}
-
-/// Bytes to stream: a file's original or a transform output, with its validators.
-#[derive(Debug, Clone)]
-pub struct Download {
-    pub storage_key: String,
-    pub size: u64,
-    pub mime_type: String,
-    /// The strong `ETag`, quoted.
-    pub etag: String,
-    pub modified: Option<SystemTime>,
-    /// The file's effective visibility: public outputs may be cached by shared caches.
-    pub visibility: Visibility,
-    pub download_name: Option<String>,
-    /// Whether `Range` is honoured (content yes, transforms no).
-    pub ranges: bool,
 }
 
 /// A folder's entries (or search results) as the actor may see them; `query` is the raw query
@@ -183,7 +169,43 @@ pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), App
 /// # Errors
 /// 404 (no such file, a folder, no stored bytes), 403, the database or blob store.
 pub async fn content(state: &AppState, actor: &Actor, id: &str) -> Result<Download, AppError> {
-    let file = readable_file(state, actor, id).await?;
+    let served = Served::Content(parse_id(id)?);
+    let epoch = state.epoch().await;
+    if let Some(entry) = state.served_files().get(&served, epoch) {
+        return permitted(actor, &entry.download);
+    }
+    let download = content_of(readable_file(state, actor, id).await?, state).await?;
+    state.served_files().put(
+        served,
+        Entry {
+            epoch,
+            download: download.clone(),
+            transform: None,
+        },
+    );
+    Ok(download)
+}
+
+/// Forgets what [`content`] and [`transform`] remember of file `id`: its blob was found missing
+/// when streamed, and the next resolve must read the rows again.
+pub fn forget_served(state: &AppState, id: &str) {
+    if let Ok(id) = parse_id(id) {
+        state.served_files().forget_file(id);
+    }
+}
+
+/// A remembered download, if the actor may read a file of its visibility (decided now, as
+/// [`readable_file`] does).
+fn permitted(actor: &Actor, download: &Download) -> Result<Download, AppError> {
+    let decision = actor.role.may_read_file(download.visibility);
+    if decision.allowed {
+        Ok(download.clone())
+    } else {
+        Err(decision.into())
+    }
+}
+
+async fn content_of(file: StoredFile, state: &AppState) -> Result<Download, AppError> {
     let (Some(key), Some(hash), FileKind::File) = (
         file.storage_key.as_deref(),
         file.content_hash.as_deref(),

@@ -9,11 +9,13 @@ use futures_util::TryStreamExt as _;
 use vellum_imaging::{FocalPoint, ImagingError, Preset};
 use vellum_storage::files::{NewTransform, StoredFile, StoredTransform};
 
-use super::{Download, readable_file};
+use super::{Download, permitted, readable_file};
 use crate::actor::Actor;
 use crate::context::AppState;
 use crate::error::AppError;
+use crate::items::parse_id;
 use crate::resources::is_transformable;
+use crate::served::{Entry, Served};
 use crate::telemetry::error_chain;
 use crate::transforms::Failure;
 
@@ -30,6 +32,16 @@ pub async fn transform(
     key: &str,
 ) -> Result<Download, AppError> {
     let preset = Preset::parse(key).ok_or(AppError::NotFound)?;
+    let served = Served::Transform(parse_id(id)?, key.to_owned());
+    let epoch = state.epoch().await;
+    if let Some(entry) = state.served_files().get(&served, epoch)
+        && !entry
+            .transform
+            .as_ref()
+            .is_some_and(|t| t.needs_touch(time::OffsetDateTime::now_utc()))
+    {
+        return permitted(actor, &entry.download);
+    }
     let file = readable_file(state, actor, id).await?;
     let (Some(source_key), Some(hash), true) = (
         file.storage_key.as_deref(),
@@ -45,19 +57,30 @@ pub async fn transform(
             .await
             .map_err(|failure| failure_error(state, failure))?,
     };
-    Ok(Download {
+    let download = Download {
         size: stored
             .filesize
             .and_then(|s| u64::try_from(s).ok())
             .unwrap_or_default(),
         etag: format!("\"{hash}-{variant}\""),
-        storage_key: stored.storage_key,
-        mime_type: stored.mime_type,
+        storage_key: stored.storage_key.clone(),
+        mime_type: stored.mime_type.clone(),
         modified: file.updated_at.map(SystemTime::from),
         visibility: file.effective,
         download_name: None,
         ranges: false,
-    })
+    };
+    // The touch a served entry will next need is decided from the row as just read (or
+    // written): an entry whose output needs one is skipped, and its read touches it.
+    state.served_files().put(
+        served,
+        Entry {
+            epoch,
+            download: download.clone(),
+            transform: Some(stored),
+        },
+    );
+    Ok(download)
 }
 
 /// The preset as rendered for this image, the output's identity and the crop's focal point.
@@ -93,14 +116,17 @@ async fn stored_transform(
     variant: &str,
 ) -> Result<Option<StoredTransform>, AppError> {
     match vellum_storage::files::find_transform(state.db(), hash, variant).await? {
-        Some(t) if state.blobs().head(&t.storage_key).await?.is_some() => {
+        Some(mut t) if state.blobs().head(&t.storage_key).await?.is_some() => {
             let now = time::OffsetDateTime::now_utc();
-            if t.needs_touch(now)
-                && let Err(err) =
-                    vellum_storage::files::touch_transform(state.db(), hash, variant, now).await
-            {
-                // Only the eviction order suffers: serve the output all the same.
-                tracing::warn!(error = %error_chain(&err), "could not record a transform's use");
+            if t.needs_touch(now) {
+                match vellum_storage::files::touch_transform(state.db(), hash, variant, now).await {
+                    Ok(_) => t.last_used_at = now,
+                    // Only the eviction order suffers: serve the output all the same.
+                    Err(err) => tracing::warn!(
+                        error = %error_chain(&err),
+                        "could not record a transform's use"
+                    ),
+                }
             }
             Ok(Some(t))
         }

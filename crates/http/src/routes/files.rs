@@ -8,7 +8,7 @@ use serde_json::json;
 use vellum_app::{Actor, AppState, files};
 
 use crate::body::read_body;
-use crate::download::{serve, serve_resolved};
+use crate::download::serve_resolved_forgetting;
 use crate::error::ApiError;
 use crate::multipart::read_upload;
 
@@ -167,7 +167,13 @@ pub async fn content(
     id: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    serve_resolved(&state, &req, || files::content(&state, &actor, &id)).await
+    serve_resolved_forgetting(
+        &state,
+        &req,
+        || files::content(&state, &actor, &id),
+        || files::forget_served(&state, &id),
+    )
+    .await
 }
 
 #[utoipa::path(
@@ -196,6 +202,11 @@ pub async fn transform(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (id, key) = path.into_inner();
-    let download = files::transform(&state, &actor, &id, &key).await?;
-    serve(&state, &req, download).await
+    serve_resolved_forgetting(
+        &state,
+        &req,
+        || files::transform(&state, &actor, &id, &key),
+        || files::forget_served(&state, &id),
+    )
+    .await
 }
