@@ -17,10 +17,15 @@ use tracing::Instrument as _;
 use vellum_app::cache::CachedResponse;
 use vellum_app::{Actor, AppState};
 use vellum_policy::{AllowOrigin, cors_allow_origin};
+use vellum_storage::telemetry::{QueryStats, Tally, measure};
 
 use crate::error::ApiError;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// How many database statements the request ran (issue 23).
+pub const QUERY_COUNT: HeaderName = HeaderName::from_static("x-query-count");
+/// Where the request's time went (db, render, total), for browsers' developer tools.
+pub const SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
 
 /// A client-sent request id is kept when it is short and printable (so it can be correlated
 /// across services); anything else is replaced by a fresh UUID.
@@ -46,7 +51,8 @@ pub async fn trace_request(
         path = %req.path(),
     );
     let started = Instant::now();
-    let result = next.call(req).instrument(span.clone()).await;
+    let tally = Arc::new(Tally::default());
+    let result = measure(tally.clone(), next.call(req).instrument(span.clone())).await;
     let mut res = match result {
         Ok(res) => res.map_into_boxed_body(),
         Err(err) => {
@@ -59,9 +65,37 @@ pub async fn trace_request(
         res.headers_mut().insert(REQUEST_ID, value);
     }
     let status = res.status().as_u16();
-    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    span.in_scope(|| tracing::info!(status, micros, "request finished"));
+    let total = started.elapsed();
+    let queries = tally.stats();
+    timing_headers(res.headers_mut(), queries, total);
+    let micros = u64::try_from(total.as_micros()).unwrap_or(u64::MAX);
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            micros,
+            statements = queries.statements,
+            "request finished"
+        );
+    });
     Ok(res)
+}
+
+/// `X-Query-Count` (statements the request ran) and `Server-Timing` with `db` (time waiting for
+/// them), `render` (the rest: policy, rendering, serialization) and `total`, in milliseconds, up
+/// to the response head: a streamed body's later work is not in it.
+fn timing_headers(headers: &mut header::HeaderMap, queries: QueryStats, total: Duration) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let db = queries.elapsed.min(total);
+    let timing = format!(
+        "db;dur={:.2}, render;dur={:.2}, total;dur={:.2}",
+        ms(db),
+        ms(total.saturating_sub(db)),
+        ms(total)
+    );
+    if let Ok(value) = HeaderValue::from_str(&timing) {
+        headers.insert(SERVER_TIMING, value);
+    }
+    headers.insert(QUERY_COUNT, HeaderValue::from(queries.statements));
 }
 
 /// A request that failed on the database's storage (a full disk, an I/O error) tells the
@@ -161,7 +195,7 @@ fn decorate(headers: &mut actix_web::http::header::HeaderMap, allow: Option<&All
     if allow.is_some() {
         headers.insert(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static("x-request-id, x-cache"),
+            HeaderValue::from_static("x-request-id, x-cache, x-query-count"),
         );
     }
 }

@@ -67,6 +67,9 @@ impl std::fmt::Debug for ServeOptions {
     }
 }
 
+/// Threads of one worker's blocking pool at most.
+const BLOCKING_THREADS_PER_WORKER: usize = 16;
+
 /// Serves [`crate::app`] over `state` on `listener` (HTTP/1.x) until stopped; await the returned
 /// server, or stop it through its handle.
 ///
@@ -82,6 +85,10 @@ pub fn serve(state: AppState, listener: TcpListener, options: ServeOptions) -> i
     if !options.signals {
         builder = builder.disable_signals();
     }
+    // Each worker's blocking pool (file reads, in-process transforms, extraction) may otherwise
+    // grow to 512 / workers threads, each keeping its own stack and allocator state after the
+    // burst that spawned it: a download burst took the server to 80 threads (issue 23).
+    builder = builder.worker_max_blocking_threads(BLOCKING_THREADS_PER_WORKER);
     // When the server stops, idle keep-alive connections close at once instead of holding the
     // graceful stop until their keep-alive ends (as `HttpServer` does).
     let stopping = builder.graceful_shutdown_signal();

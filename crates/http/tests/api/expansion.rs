@@ -12,7 +12,7 @@ use vellum_policy::{CollectionAction, Role};
 use vellum_storage::files::{NewFile, Visibility, create_file, create_folder};
 use vellum_storage::items::{FilterScope, create_item};
 
-use crate::support::{BASE_URL, TestApp, op, with_statement_counter};
+use crate::support::{BASE_URL, TestApp, op, post_item, with_statement_counter};
 
 /// Pages with every kind of file slot and relation; authors (with their own file and relations);
 /// tags. Roles: `public` (files read), `nofiles` (no files grant), `private` (read and
@@ -143,20 +143,6 @@ async fn file(
     .id
 }
 
-/// POST as super-admin; returns the new id.
-async fn post(app: &TestApp, slug: &str, data: Value) -> i64 {
-    let res = app
-        .json(
-            Method::POST,
-            Some("admin-key"),
-            &format!("/api/v1/collections/{slug}/items"),
-            json!({ "data": data }),
-        )
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.json());
-    res.json()["data"]["id"].as_i64().unwrap()
-}
-
 async fn collection_id(app: &TestApp, slug: &str) -> i64 {
     app.get_as("admin-key", &format!("/api/v1/collections/{slug}"))
         .await
@@ -237,21 +223,21 @@ async fn setup() -> Fixture {
     let tags_cid = collection_id(&app, "tags").await;
     let authors_cid = collection_id(&app, "authors").await;
     let pages_cid = collection_id(&app, "pages").await;
-    let rust = post(&app, "tags", json!({"label": "rust"})).await;
-    let cms = post(&app, "tags", json!({"label": "cms"})).await;
-    let bob = post(
+    let rust = post_item(&app, "tags", json!({"label": "rust"})).await;
+    let cms = post_item(&app, "tags", json!({"label": "cms"})).await;
+    let bob = post_item(
         &app,
         "authors",
         json!({"name": "Bob", "email": "bob@example.com", "avatar": hidden}),
     )
     .await;
-    let ada = post(
+    let ada = post_item(
         &app,
         "authors",
         json!({"name": "Ada", "email": "ada@example.com", "avatar": cover, "tags": [rust], "mentor": bob}),
     )
     .await;
-    let home = post(
+    let home = post_item(
         &app,
         "pages",
         json!({
@@ -275,7 +261,7 @@ async fn setup() -> Fixture {
         }),
     )
     .await;
-    let about = post(
+    let about = post_item(
         &app,
         "pages",
         json!({"title": "About", "author": bob, "doc": doc}),
@@ -602,7 +588,7 @@ async fn a_deleted_file_expands_to_null_and_is_omitted_from_arrays() {
     // A write must name live files; the files go after the page links them.
     let ghost = file(&f.app, None, "ghost.png", "image/png", Some((2, 2)), None).await;
     let other = file(&f.app, None, "other.png", "image/png", Some((2, 2)), None).await;
-    let page = post(
+    let page = post_item(
         &f.app,
         "pages",
         json!({"title": "Ghosts", "cover": ghost, "gallery": [other, f.cover]}),
@@ -1185,13 +1171,13 @@ async fn related_items_are_expanded_exactly_when_the_role_lists_them() {
         json!({"name": "Zed", "age": 42.0, "active": true, "nickname": "y", "labels": ["go"]}),
         json!({"name": "ada lovelace", "active": true}),
     ] {
-        people.push(post(&app, "people", data).await);
+        people.push(post_item(&app, "people", data).await);
     }
     let related: Vec<Value> = people
         .iter()
         .map(|id| json!({"related_collection_id": people_cid, "related_item_id": id}))
         .collect();
-    let page = post(&app, "posts", json!({"related": related, "people": people})).await;
+    let page = post_item(&app, "posts", json!({"related": related, "people": people})).await;
 
     for (i, filter) in RELATED_FILTERS.iter().enumerate() {
         let key = format!("f{i}-key");
@@ -1259,7 +1245,7 @@ async fn expansion_stops_after_100_links_per_field_and_keeps_the_rest_lean() {
     let f = setup().await;
     let mut tags = Vec::new();
     for i in 0..130 {
-        tags.push(post(&f.app, "tags", json!({"label": format!("t{i}")})).await);
+        tags.push(post_item(&f.app, "tags", json!({"label": format!("t{i}")})).await);
     }
     let links: Vec<Value> = tags
         .iter()
@@ -1269,7 +1255,7 @@ async fn expansion_stops_after_100_links_per_field_and_keeps_the_rest_lean() {
         .iter()
         .map(|id| json!({"related_collection_id": f.tags_cid, "related_item_id": id}))
         .collect();
-    let page = post(
+    let page = post_item(
         &f.app,
         "pages",
         json!({"title": "many", "tags": links, "related": related}),

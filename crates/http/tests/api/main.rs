@@ -28,6 +28,7 @@ mod items_write;
 mod openapi;
 mod origin_cors;
 mod properties;
+mod query_budget;
 mod realtime;
 mod redis;
 mod relations;

@@ -4,14 +4,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use actix_web::http::{Method, StatusCode};
+use actix_web::http::StatusCode;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 use vellum_storage::files::{NewFile, Visibility, create_file, create_folder};
 
-use crate::support::{TestApp, op};
+use crate::support::{TestApp, op, post_item};
 
 /// Generated cases (fixed, deterministic seed: failures reproduce).
 const CASES: usize = 24;
@@ -202,19 +202,6 @@ struct World {
     posts_in_filter: BTreeSet<i64>,
 }
 
-async fn post(app: &TestApp, slug: &str, data: Value) -> i64 {
-    let res = app
-        .json(
-            Method::POST,
-            Some("admin-key"),
-            &format!("/api/v1/collections/{slug}/items"),
-            json!({"data": data}),
-        )
-        .await;
-    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.json());
-    res.json()["data"]["id"].as_i64().unwrap()
-}
-
 async fn seed(app: &TestApp) -> World {
     let conn = &app.db.conn;
     let vault = create_folder(
@@ -275,9 +262,9 @@ async fn seed(app: &TestApp) -> World {
             "notes": {"en": marker("people", "notes", n), "de": format!("{} de", marker("people", "notes", n))}
         })
     };
-    let alice = post(app, "people", person(0, "alice", None)).await;
-    let bob = post(app, "people", person(1, "bob", Some(alice))).await;
-    let carol = post(app, "people", person(2, "carol", Some(bob))).await;
+    let alice = post_item(app, "people", person(0, "alice", None)).await;
+    let bob = post_item(app, "people", person(1, "bob", Some(alice))).await;
+    let carol = post_item(app, "people", person(2, "carol", Some(bob))).await;
     let people = vec![alice, bob, carol];
 
     let mut posts = Vec::new();
@@ -291,7 +278,7 @@ async fn seed(app: &TestApp) -> World {
         if let Some(previous) = posts.last() {
             links.push(json!({"related_collection_id": posts_cid, "related_item_id": previous}));
         }
-        let id = post(
+        let id = post_item(
             app,
             "posts",
             json!({

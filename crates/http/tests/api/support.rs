@@ -403,6 +403,21 @@ impl TestApp {
     }
 }
 
+/// POST an item as `admin-key` (a super-admin key every fixture that uses this declares);
+/// returns the new id, asserting 201.
+pub async fn post_item(app: &TestApp, slug: &str, data: Value) -> i64 {
+    let res = app
+        .json(
+            Method::POST,
+            Some("admin-key"),
+            &format!("/api/v1/collections/{slug}/items"),
+            serde_json::json!({ "data": data }),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.json());
+    res.json()["data"]["id"].as_i64().unwrap()
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
