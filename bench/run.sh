@@ -13,6 +13,9 @@
 #   BENCH_KEEP=1       keep the temporary directory (database, files, server logs)
 #   BENCH_PORT         port of the server (default 18093)
 #   BENCH_BIN          directory with already built vellum-server and vellum-admin (skips the build)
+#   BENCH_POSTGRES     a PostgreSQL server URL without database (postgres://postgres@127.0.0.1:5432):
+#                      the run then uses a fresh database there (created and dropped with psql)
+#                      instead of SQLite
 #   VELLUM_WORKERS, VELLUM_DB_MAX_CONNECTIONS, …  passed through to the server (defaults: cores)
 # Needs `oha` (cargo install oha --locked), curl and python3. Run by hand, never in CI.
 set -euo pipefail
@@ -29,8 +32,11 @@ base="http://127.0.0.1:$port"
 api="$base/api/v1"
 server=""
 
+pg_db=""
 cleanup() {
   if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  if [ -n "$pg_db" ] && [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept database $pg_db" >&2; pg_db=""; fi
+  if [ -n "$pg_db" ]; then psql -q "$BENCH_POSTGRES/postgres" -c "DROP DATABASE IF EXISTS $pg_db" >/dev/null || true; fi
   if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -50,7 +56,13 @@ else
   bin="$root/target/release"
 fi
 
-export VELLUM_DATABASE_URL="sqlite://$work/vellum.db?mode=rwc"
+if [ -n "${BENCH_POSTGRES:-}" ]; then
+  pg_db="vellum_bench_$$"
+  psql -q "$BENCH_POSTGRES/postgres" -c "CREATE DATABASE $pg_db" >/dev/null
+  export VELLUM_DATABASE_URL="$BENCH_POSTGRES/$pg_db"
+else
+  export VELLUM_DATABASE_URL="sqlite://$work/vellum.db?mode=rwc"
+fi
 export VELLUM_FILES_DIR="$work/files"
 export VELLUM_LISTEN="127.0.0.1:$port"
 export VELLUM_LOG="${VELLUM_LOG:-warn}"
@@ -103,13 +115,14 @@ list="$api/collections/articles/items?per_page=15"
 scenarios=(
   "list-cached|on|read|30000|GET|$list|none|"
   "list|off|read|8000|GET|$list|none|"
-  "list-filtered|off|read|0|GET|$list&filter%5Bstatus%5D%5B_eq%5D=published&filter%5Bviews%5D%5B_gt%5D=5000|none|"
-  "show|off|read|15000|GET|$api/collections/articles/items/SHOW_ID|none|"
-  "list-authenticated|off|read|0|GET|$list|reader|"
+  "list-page50|off|read|8000|GET|$list&page=50|none|"
+  "list-filtered|off|read|6000|GET|$list&filter%5Bstatus%5D%5B_eq%5D=published&filter%5Bviews%5D%5B_gt%5D=5000|none|"
+  "show|off|read|20000|GET|$api/collections/articles/items/SHOW_ID|none|"
+  "list-authenticated|off|read|7000|GET|$list|reader|"
   "list-include|off|read|0|GET|$list&include=files,author|none|"
   "file-content|off|read|0|GET|$api/files/$file_id/content|none|"
-  "transform-warm|off|read|0|GET|$api/files/$file_id/transforms/size-400|none|"
-  "create|off|write|2000|POST|$api/collections/posts/items|editor|{\"data\":{\"title\":\"Benchmark post\",\"status\":\"published\",\"views\":42,\"body\":\"Some *markdown* text.\"}}"
+  "transform-warm|off|read|20000|GET|$api/files/$file_id/transforms/size-400|none|"
+  "create|off|write|3000|POST|$api/collections/posts/items|editor|{\"data\":{\"title\":\"Benchmark post\",\"status\":\"published\",\"views\":42,\"body\":\"Some *markdown* text.\"}}"
 )
 
 wanted() { [ "$only" = all ] || [[ ",$only," == *",$1,"* ]]; }
@@ -182,7 +195,7 @@ done
 mkdir -p "$out"
 cp "$results" "$out/results.jsonl"
 echo
-echo "Vellum HTTP benchmark: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, ${seconds}s per scenario," \
+echo "Vellum HTTP benchmark: $(date -u +%Y-%m-%dT%H:%MZ), ${VELLUM_DATABASE_URL%%:*}, $(nproc) cores, ${seconds}s per scenario," \
   "$connections connections, $count articles, VELLUM_WORKERS=${VELLUM_WORKERS:-default (cores)}," \
   "VELLUM_DB_MAX_CONNECTIONS=${VELLUM_DB_MAX_CONNECTIONS:-default}, oha $("$oha" --version | awk '{print $2}')"
 python3 "$root/bench/report.py" "$results" "$out/table.md"
