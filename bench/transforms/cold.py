@@ -58,7 +58,10 @@ def summary(name, ms):
 def main(argv):
     base, key = argv[1].rstrip("/"), argv[2]
     count = int(argv[3]) if len(argv) > 3 else 20
-    photos = [photo(1000 + i) for i in range(count)]
+    # Fresh content every run: outputs are stored per content hash, so a source seen before
+    # would be served warm.
+    first = time.time_ns()
+    photos = [photo(first + i) for i in range(count)]
     print(f"{count} sources of {statistics.mean(len(p) for p in photos) / 1024:.0f} KiB on average")
     ids = [upload(base, key, f"cold-{i}.jpg", p) for i, p in enumerate(photos)]
     cold, warm = [], []
