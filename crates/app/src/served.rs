@@ -44,14 +44,6 @@ pub(crate) enum Served {
     Transform(i64, String),
 }
 
-impl Served {
-    fn file(&self) -> i64 {
-        match self {
-            Self::Content(id) | Self::Transform(id, _) => *id,
-        }
-    }
-}
-
 /// A remembered answer and the epoch it holds for.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -70,10 +62,7 @@ pub(crate) struct ServedFiles {
 impl Default for ServedFiles {
     fn default() -> Self {
         Self {
-            entries: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .support_invalidation_closures()
-                .build(),
+            entries: Cache::builder().max_capacity(MAX_ENTRIES).build(),
         }
     }
 }
@@ -88,12 +77,9 @@ impl ServedFiles {
         self.entries.insert(what, Arc::new(entry));
     }
 
-    /// Forgets every entry of file `id` (its blob was found missing).
-    pub(crate) fn forget_file(&self, id: i64) {
-        // Only fails when closures are not enabled, which `default` does.
-        let _ = self
-            .entries
-            .invalidate_entries_if(move |what, _| what.file() == id);
+    /// Forgets the entry for `what` (its blob was found missing).
+    pub(crate) fn forget(&self, what: &Served) {
+        self.entries.invalidate(what);
     }
 }
 
@@ -115,7 +101,7 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_holds_only_for_its_epoch_and_is_forgotten_with_its_file() {
+    fn an_entry_holds_only_for_its_epoch_and_until_forgotten() {
         let served = ServedFiles::default();
         let entry = |epoch| Entry {
             epoch,
@@ -130,13 +116,13 @@ mod tests {
             served.get(&Served::Content(1), 8).is_none(),
             "a later epoch misses"
         );
-        served.forget_file(1);
-        served.entries.run_pending_tasks();
+        served.forget(&Served::Content(1));
         assert!(served.get(&Served::Content(1), 7).is_none());
         assert!(
             served
                 .get(&Served::Transform(1, "size-400".to_owned()), 7)
-                .is_none()
+                .is_some(),
+            "only the entry whose blob went missing is forgotten"
         );
         assert!(served.get(&Served::Content(2), 7).is_some());
     }

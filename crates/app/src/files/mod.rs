@@ -186,11 +186,20 @@ pub async fn content(state: &AppState, actor: &Actor, id: &str) -> Result<Downlo
     Ok(download)
 }
 
-/// Forgets what [`content`] and [`transform`] remember of file `id`: its blob was found missing
-/// when streamed, and the next resolve must read the rows again.
-pub fn forget_served(state: &AppState, id: &str) {
+/// Forgets what [`content`] remembers of file `id`: its blob was found missing when streamed,
+/// and the next resolve must read the rows again.
+pub fn forget_content(state: &AppState, id: &str) {
     if let Ok(id) = parse_id(id) {
-        state.served_files().forget_file(id);
+        state.served_files().forget(&Served::Content(id));
+    }
+}
+
+/// As [`forget_content`], for [`transform`]'s answer of preset `key`.
+pub fn forget_transform(state: &AppState, id: &str, key: &str) {
+    if let Ok(id) = parse_id(id) {
+        state
+            .served_files()
+            .forget(&Served::Transform(id, key.to_owned()));
     }
 }
 

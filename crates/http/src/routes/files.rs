@@ -171,7 +171,7 @@ pub async fn content(
         &state,
         &req,
         || files::content(&state, &actor, &id),
-        || files::forget_served(&state, &id),
+        || files::forget_content(&state, &id),
     )
     .await
 }
@@ -206,7 +206,7 @@ pub async fn transform(
         &state,
         &req,
         || files::transform(&state, &actor, &id, &key),
-        || files::forget_served(&state, &id),
+        || files::forget_transform(&state, &id, &key),
     )
     .await
 }
