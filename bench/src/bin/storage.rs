@@ -250,6 +250,7 @@ async fn bench(db: &Database, cli: &Cli) -> Result<Json, BenchError> {
         sort: &[],
         page,
         per_page: PER_PAGE,
+        after: None,
     };
     let first = list_items(db, &collection, &scope, &list(1)).await?;
     let middle_page = first.last_page.div_ceil(2);

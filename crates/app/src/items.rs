@@ -18,9 +18,9 @@ use vellum_storage::model::Collection;
 use crate::actor::Actor;
 use crate::context::AppState;
 use crate::error::AppError;
+use crate::list_memo::{ListKey, list_page};
 use crate::query::{parse_list, parse_read};
 use crate::render::{Rendered, render_item, render_items, render_written_item};
-use crate::snapshot::TotalKey;
 
 /// A page of items, rendered: `{"data": [...], "meta": {...}}`.
 #[derive(Debug, Serialize)]
@@ -56,31 +56,29 @@ pub async fn list(
     let role_filter = actor.role.item_filter(&collection.slug);
     // The total depends on the collection, the query's filter and the locale it compares
     // translatable fields in, and the role's filter (always compared in the default locale);
-    // sort and page do not change it. The key is a fixed-size digest of them (review R3).
-    let total_key = TotalKey::new(
+    // sort and page do not change it. Positions in the list are remembered under the same key.
+    let key = ListKey::new(
         collection.id,
         &query.read.locale,
         &query.filter,
         role_filter,
     );
-    let known_total = actor.snapshot.total(&total_key);
-    let page = stored::list_items_with_total(
+    let page = list_page(
         state.db(),
+        &actor.snapshot.lists,
+        key,
         &collection,
         &scope(actor, &collection, &query.read.locale),
-        &ListItems {
+        ListItems {
             filter: &query.filter,
             sort: &query.sort,
             page: query.page,
             per_page: query.per_page,
+            after: None,
         },
         role_filter,
-        known_total,
     )
     .await?;
-    if known_total.is_none() {
-        actor.snapshot.remember_total(total_key, page.total);
-    }
     let meta = PageMeta {
         current_page: page.current_page,
         last_page: page.last_page,

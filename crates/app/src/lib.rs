@@ -37,6 +37,7 @@ pub mod identity;
 pub mod ingest;
 pub mod input;
 pub mod items;
+mod list_memo;
 pub mod listing;
 pub mod llm;
 pub mod navigation;

@@ -122,6 +122,7 @@ async fn labelled_page(
             sort: &[],
             page,
             per_page,
+            after: None,
         },
     )
     .await?;

@@ -1,6 +1,6 @@
 //! The project snapshot: what nearly every request needs and rarely changes (settings, locales,
 //! the origin allowlist, the hash key, every collection's schema and every role's grants), plus
-//! what is remembered for exactly as long as it holds (key lookups, list totals).
+//! what is remembered for exactly as long as it holds (key lookups, list totals and positions).
 //!
 //! Reading it per request would cost several queries; [`crate::AppState::snapshot`] rebuilds it
 //! when the epoch moves (a write through this server) or when it is older than `snapshot_ttl` (a
@@ -10,15 +10,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use vellum_domain::{ContentLocales, HashKey, LocaleCode};
-use vellum_policy::{Filter, KeyId, OriginAllowlist, Role};
+use vellum_domain::{ContentLocales, HashKey};
+use vellum_policy::{KeyId, OriginAllowlist, Role};
 use vellum_storage::keys::FoundKey;
 use vellum_storage::model::Collection;
 use vellum_storage::project::ProjectSettings;
 use vellum_storage::sessions::SessionRow;
 use vellum_storage::{Database, StorageError};
 
-use crate::cache::key::KeyHasher;
+use crate::list_memo::ListMemo;
 use crate::principal::AccountAccess;
 /// The project as requests see it, consistent within one request.
 #[derive(Debug)]
@@ -41,9 +41,10 @@ pub struct Snapshot {
     /// Only hits are remembered (a session created on another replica must work at once); an
     /// ended session moves the epoch ([`crate::accounts`]), which drops this memo everywhere.
     sessions: Mutex<HashMap<String, Arc<SessionRow>>>,
-    /// Item list totals counted since the snapshot was built. The snapshot lives exactly as long
-    /// as its epoch, and every write bumps the epoch, so a remembered total is the current one.
-    totals: TotalsMemo,
+    /// Item list totals and positions read since the snapshot was built. The snapshot lives
+    /// exactly as long as its epoch, and every write bumps the epoch, so what is remembered is
+    /// current.
+    pub(crate) lists: ListMemo,
     pub(crate) epoch: u64,
     pub(crate) built: Instant,
 }
@@ -51,56 +52,6 @@ pub struct Snapshot {
 /// Key lookups remembered per snapshot; beyond this (a flood of random key ids) the memo is
 /// cleared rather than grown.
 pub(crate) const MAX_REMEMBERED_KEYS: usize = 10_000;
-
-/// Which list a total counts: a SHA-256 digest of the collection, the locale the filter compares
-/// translatable fields in, the request's filter and the role's item filter (sort and page do not
-/// change a total). Fixed-size on purpose: the filter alone can be as long as the URL, and a memo
-/// keyed by its text grew by 64 KB per anonymous request, to 600 MiB (security review R3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct TotalKey([u8; 32]);
-
-impl TotalKey {
-    pub(crate) fn new(
-        collection_id: i64,
-        locale: &LocaleCode,
-        filter: &Filter,
-        role_filter: Option<&Filter>,
-    ) -> Self {
-        let mut key = KeyHasher::new("list total v1");
-        key.part(&collection_id.to_string())
-            .part(locale.as_str())
-            .debug_part(filter)
-            .debug_part(&role_filter);
-        Self(key.finish())
-    }
-}
-
-/// Item list totals by [`TotalKey`]. Bounded by entries, which is bounding by bytes since every
-/// entry has the same size (a 32-byte key and a count: under 1 MiB at the cap); past
-/// [`MAX_REMEMBERED_KEYS`] the memo is cleared rather than grown.
-#[derive(Debug, Default)]
-pub(crate) struct TotalsMemo(Mutex<HashMap<TotalKey, u64>>);
-
-impl TotalsMemo {
-    fn get(&self, key: &TotalKey) -> Option<u64> {
-        self.lock().get(key).copied()
-    }
-
-    fn remember(&self, key: TotalKey, total: u64) {
-        let mut totals = self.lock();
-        if totals.len() >= MAX_REMEMBERED_KEYS {
-            totals.clear();
-        }
-        totals.insert(key, total);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TotalKey, u64>> {
-        // Single inserts: a panic while holding the lock cannot leave the map inconsistent.
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
 
 impl Snapshot {
     pub(crate) async fn load(db: &Database, epoch: u64) -> Result<Self, StorageError> {
@@ -138,14 +89,15 @@ impl Snapshot {
             keys: Mutex::new(HashMap::new()),
             accounts: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
-            totals: TotalsMemo::default(),
+            lists: ListMemo::default(),
             epoch,
             built: Instant::now(),
         })
     }
 
     /// The same project at `epoch`, after a content write through this server: settings,
-    /// schema, roles and remembered keys carry over (none of them changed), list totals do not.
+    /// schema, roles and remembered keys carry over (none of them changed), list totals and
+    /// positions do not.
     /// `built` carries over too, so changes made behind the server's back are still noticed
     /// within the TTL.
     pub(crate) fn carried_to(&self, epoch: u64) -> Self {
@@ -176,7 +128,7 @@ impl Snapshot {
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .clone(),
             ),
-            totals: TotalsMemo::default(),
+            lists: ListMemo::default(),
             epoch,
             built: self.built,
         }
@@ -306,16 +258,6 @@ impl Snapshot {
             .remove(&id);
     }
 
-    /// The remembered total of the list identified by `key`.
-    pub(crate) fn total(&self, key: &TotalKey) -> Option<u64> {
-        self.totals.get(key)
-    }
-
-    /// Remembers the total of the list identified by `key` (bounded: see [`TotalsMemo`]).
-    pub(crate) fn remember_total(&self, key: TotalKey, total: u64) {
-        self.totals.remember(key, total);
-    }
-
     fn lock_keys(&self) -> std::sync::MutexGuard<'_, HashMap<KeyId, Option<Arc<FoundKey>>>> {
         // A panic while holding this lock cannot leave the map inconsistent (single inserts).
         self.keys
@@ -342,54 +284,4 @@ pub(crate) fn differs(a: &Snapshot, b: &Snapshot) -> bool {
                 .get(name)
                 .is_none_or(|other| other.to_json() != role.to_json())
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn filter(pairs: &[(&str, &str)]) -> Filter {
-        Filter::from_query(pairs.iter().copied()).unwrap()
-    }
-
-    /// The memo's keys are 32 bytes whatever the filter, and each part of what a total depends
-    /// on gives another key.
-    #[test]
-    fn totals_are_remembered_under_fixed_size_keys() {
-        let en = LocaleCode::parse("en").unwrap();
-        let de = LocaleCode::parse("de").unwrap();
-        let short = filter(&[("filter[title][_contains]", "a")]);
-        let long = filter(&[
-            ("filter[title][_contains]", &"a".repeat(1024)),
-            ("filter[slug][_in]", &vec!["b".repeat(1024); 60].join(",")),
-        ]);
-        let role =
-            Filter::from_json("item_filter", &json!({"status": {"_eq": "published"}})).unwrap();
-        // No heap part: the whole key is inline, so the memo's size is its entry count.
-        assert_eq!(std::mem::size_of::<TotalKey>(), 32);
-        let key = TotalKey::new(1, &en, &short, None);
-        assert_eq!(key, TotalKey::new(1, &en, &short, None));
-        for other in [
-            TotalKey::new(2, &en, &short, None),
-            TotalKey::new(1, &de, &short, None),
-            TotalKey::new(1, &en, &long, None),
-            TotalKey::new(1, &en, &short, Some(&role)),
-            TotalKey::new(1, &en, &Filter::default(), None),
-        ] {
-            assert_ne!(key, other);
-        }
-
-        let memo = TotalsMemo::default();
-        memo.remember(key, 7);
-        assert_eq!(memo.get(&key), Some(7));
-        assert_eq!(memo.get(&TotalKey::new(1, &en, &long, None)), None);
-        // Bounded by entries: a flood of distinct lists clears the memo instead of growing it.
-        for i in 0..=MAX_REMEMBERED_KEYS {
-            let f = filter(&[("filter[title][_eq]", &i.to_string())]);
-            memo.remember(TotalKey::new(1, &en, &f, None), 1);
-            assert!(memo.lock().len() <= MAX_REMEMBERED_KEYS);
-        }
-    }
 }

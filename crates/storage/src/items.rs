@@ -71,6 +71,43 @@ pub struct ListItems<'a> {
     /// 1-based.
     pub page: u64,
     pub per_page: u64,
+    /// Where the caller already knows the list to stand (see [`Anchor`]); used when it lies at
+    /// or before the page's offset and the list is sorted by id alone, ignored otherwise.
+    pub after: Option<Anchor>,
+}
+
+/// A position in a list sorted by id: exactly `offset` matches come up to and including item
+/// `id`. A page at or past `offset` then starts with a seek (`id > ?`, `id < ?` when descending)
+/// instead of passing every earlier match, each of which must be read to test the filter: page
+/// 50 costs what page 1 costs. Only as true as the data it was read from: the caller keeps it
+/// for the epoch it was read in ([`end_anchor`] gives the one a page ends at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Anchor {
+    pub offset: u64,
+    pub id: i64,
+}
+
+/// For a list sorted by id alone (or not at all, which is by id): whether it is descending.
+#[must_use]
+pub fn id_order(sort: &[SortKey]) -> Option<bool> {
+    match sort {
+        [] => Some(false),
+        [key] if key.field == vellum_policy::FilterField::Id => Some(key.descending),
+        _ => None,
+    }
+}
+
+/// The [`Anchor`] `page` (read for `query`) ends at, if the list is sorted by id and the page
+/// holds an item.
+#[must_use]
+pub fn end_anchor(query: &ListItems<'_>, page: &Page<Item>) -> Option<Anchor> {
+    id_order(query.sort)?;
+    let last = page.items.last()?;
+    let offset = (page.current_page - 1).saturating_mul(page.per_page);
+    Some(Anchor {
+        offset: offset.saturating_add(page.items.len() as u64),
+        id: last.id,
+    })
 }
 
 /// A stored revision: the complete `data` after a create or update.
@@ -241,17 +278,35 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
     if offset >= total {
         return Ok(Page::new(Vec::new(), total, page, per_page));
     }
+    // From a known position, only the matches after it are passed.
+    let seek = id_order(query.sort).and_then(|descending| {
+        let anchor = query.after.filter(|a| a.offset <= offset)?;
+        let id = id_param(anchor.id)?;
+        Some((anchor.offset, id, descending))
+    });
+    let passed = seek.map_or(offset, |(anchor_offset, ..)| offset - anchor_offset);
+    let push_live = |sql: &mut Sql| {
+        sql.push(&live);
+        if let Some((_, id, descending)) = seek {
+            sql.push(if descending {
+                " AND id < "
+            } else {
+                " AND id > "
+            })
+            .bind(id);
+        }
+    };
     let mut sql = select(backend);
     let limit = i64::try_from(per_page).unwrap_or(i64::MAX);
-    let skip = i64::try_from(offset).unwrap_or(i64::MAX);
-    match hint.filter(|_| is_deep(offset, per_page, total) && sorts_by_id(query.sort)) {
+    let skip = i64::try_from(passed).unwrap_or(i64::MAX);
+    let deep = is_deep(passed, per_page, total.saturating_sub(offset - passed));
+    match hint.filter(|_| deep && sorts_by_id(query.sort)) {
         // Deep pages: walking the table in id order would evaluate the filter on every row
         // before the offset; the narrow index yields the matching ids, and only the page's
         // rows are read.
         Some(hint) => {
-            sql.push(" WHERE id IN (SELECT id FROM items")
-                .push(&hint)
-                .push(&live);
+            sql.push(" WHERE id IN (SELECT id FROM items").push(&hint);
+            push_live(&mut sql);
             push_filters(&mut sql)?;
             push_order(&mut sql, "data", query.sort, scope)?;
             sql.push(" LIMIT ")
@@ -262,7 +317,7 @@ pub async fn list_items_with_total<C: ConnectionTrait>(
             push_order(&mut sql, "data", query.sort, scope)?;
         }
         None => {
-            sql.push(&live);
+            push_live(&mut sql);
             push_filters(&mut sql)?;
             push_order(&mut sql, "data", query.sort, scope)?;
             sql.push(" LIMIT ").bind(limit).push(" OFFSET ").bind(skip);

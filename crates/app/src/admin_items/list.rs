@@ -2,7 +2,7 @@
 //! filtered and sorted, rendered as the public API renders them for `super-admin`.
 
 use vellum_storage::item_admin::{self, Shelf};
-use vellum_storage::items::{self as stored, FilterScope, ListItems};
+use vellum_storage::items::{FilterScope, ListItems};
 
 use vellum_policy::FilterField;
 
@@ -11,10 +11,10 @@ use super::{Target, open};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::{ItemPage, PageMeta};
+use crate::list_memo::{ListKey, list_page};
 use crate::principal::Principal;
 use crate::render::render_items;
 use crate::schema::CollectionDefinition;
-use crate::snapshot::TotalKey;
 
 /// A page of `slug`'s items for the query (`filter`, `sort`, `direction`, `trashed`, `page`,
 /// `per_page`, `locale`, `include`).
@@ -82,20 +82,15 @@ async fn page_of(state: &AppState, target: &Target, query: &str) -> Result<ItemP
         sort: &query.sort,
         page: query.page,
         per_page: query.per_page,
+        after: None,
     };
     let page = match query.shelf {
+        // The live list is the public list's: its total and positions are remembered per
+        // (collection, locale, filter) until the epoch moves.
         Shelf::Live => {
-            // The live total is the public list's: remembered per (collection, locale, filter)
-            // until the epoch moves, instead of a count over the whole collection per request.
-            let key = TotalKey::new(collection.id, &query.read.locale, &query.filter, None);
-            let known = actor.snapshot.total(&key);
-            let page =
-                stored::list_items_with_total(state.db(), collection, &scope, &list, None, known)
-                    .await?;
-            if known.is_none() {
-                actor.snapshot.remember_total(key, page.total);
-            }
-            page
+            let key = ListKey::new(collection.id, &query.read.locale, &query.filter, None);
+            let memo = &actor.snapshot.lists;
+            list_page(state.db(), memo, key, collection, &scope, list, None).await?
         }
         Shelf::Trashed => item_admin::list_trashed(state.db(), collection, &scope, &list).await?,
     };

@@ -169,3 +169,56 @@ async fn every_response_says_its_statements_and_timing_errors_included() {
     let writes: u64 = res.header("x-query-count").unwrap().parse().unwrap();
     assert!(writes >= 3, "BEGIN, INSERT, COMMIT at least: {writes}");
 }
+
+/// The ids of a list page's items, as `path` answers them anonymously.
+async fn page_ids(app: &TestApp, path: &str) -> Vec<i64> {
+    let res = app.get(path).await;
+    assert_eq!(res.status, StatusCode::OK, "{path}");
+    res.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["id"].as_i64().unwrap())
+        .collect()
+}
+
+/// Pages seek from where earlier pages of the same list ended (remembered until the next
+/// write): in any order of asking, ascending and descending, they hold what one large page
+/// holds, and after a delete the deep pages move with it.
+#[actix_web::test]
+async fn pages_read_from_remembered_positions_agree_with_one_large_page() {
+    let config = HttpConfig {
+        cache: false,
+        ..HttpConfig::default()
+    };
+    let app = TestApp::with_config(catalogue(), config).await;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let status = if i % 3 == 0 { "draft" } else { "published" };
+        let data = json!({"title": format!("p{i}"), "status": status, "views": i});
+        ids.push(post_item(&app, "pages", data).await);
+    }
+    let list = "/api/v1/collections/pages/items";
+    for sort in ["", "&sort=-id"] {
+        let all = page_ids(&app, &format!("{list}?per_page=100{sort}")).await;
+        assert_eq!(all.len(), 20, "the public role sees the published pages");
+        for pages in [[1_usize, 2, 3, 4, 5, 6, 7], [6, 2, 5, 7, 1, 4, 3]] {
+            for page in pages {
+                let got = page_ids(&app, &format!("{list}?per_page=3&page={page}{sort}")).await;
+                let want: Vec<i64> = all.iter().copied().skip((page - 1) * 3).take(3).collect();
+                assert_eq!(got, want, "page {page}{sort}");
+            }
+        }
+    }
+    // Page 6 was read (and its position remembered); a delete on page 1 moves it by one.
+    let before = page_ids(&app, &format!("{list}?per_page=3&page=6")).await;
+    let res = app
+        .delete(Some("admin-key"), &format!("{list}/{}", ids[1]))
+        .await;
+    assert_eq!(res.status, StatusCode::NO_CONTENT);
+    let all = page_ids(&app, &format!("{list}?per_page=100")).await;
+    assert_eq!(all.len(), 19);
+    let after = page_ids(&app, &format!("{list}?per_page=3&page=6")).await;
+    assert_eq!(after, all[15..18].to_vec());
+    assert_eq!(after[..2], before[1..], "shifted by the deleted item");
+}

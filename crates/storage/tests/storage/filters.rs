@@ -14,7 +14,9 @@ use vellum_domain::{
 };
 use vellum_policy::{CollectionAction, Filter, ItemRef, Role};
 use vellum_storage::collections::{CollectionDef, save_collection};
-use vellum_storage::items::{FilterScope, Item, ListItems, SortKey, create_item, list_items};
+use vellum_storage::items::{
+    Anchor, FilterScope, Item, ListItems, SortKey, create_item, end_anchor, list_items,
+};
 use vellum_storage::model::Collection;
 use vellum_storage::testing::TestDb;
 
@@ -150,6 +152,7 @@ async fn in_sql(fx: &Fixture, filter: &Filter, locale: &LocaleCode) -> Vec<i64> 
             sort: &[],
             page: 1,
             per_page: 100,
+            after: None,
         },
     )
     .await
@@ -678,6 +681,7 @@ async fn read_back(fx: &Fixture) -> Vec<(i64, Map<String, Value>)> {
             sort: &[],
             page: 1,
             per_page: 100,
+            after: None,
         },
     )
     .await
@@ -743,6 +747,7 @@ async fn order(fx: &Fixture, sort: &str) -> Vec<usize> {
             sort: &keys,
             page: 1,
             per_page: 100,
+            after: None,
         },
     )
     .await
@@ -827,6 +832,7 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
                 sort: &[],
                 page,
                 per_page: 1,
+                after: None,
             },
         )
         .await
@@ -859,6 +865,7 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
             sort: &[],
             page: 88,
             per_page: 15,
+            after: None,
         },
     )
     .await
@@ -874,6 +881,7 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
             sort: &[],
             page: 21,
             per_page: 15,
+            after: None,
         },
     )
     .await
@@ -905,10 +913,62 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
             sort: &[],
             page: 150,
             per_page: 15,
+            after: None,
         },
     )
     .await
     .unwrap();
     let want: Vec<i64> = all.iter().copied().skip(149 * 15).take(15).collect();
     assert_eq!(deeper.items.iter().map(|i| i.id).collect::<Vec<_>>(), want);
+
+    // From the position an earlier page ended at, the same pages: ascending and descending,
+    // walked and with ids from the index; a position past the page is not used.
+    let descending = [SortKey {
+        field: vellum_policy::FilterField::Id,
+        descending: true,
+    }];
+    for sort in [&[][..], &descending[..]] {
+        let ordered: Vec<i64> = if sort.is_empty() {
+            expected.clone()
+        } else {
+            expected.iter().rev().copied().collect()
+        };
+        let second = ListItems {
+            filter: &filter,
+            sort,
+            page: 2,
+            per_page: 15,
+            after: None,
+        };
+        let page = list_items(&fx.db.conn, &fx.collection, &scope, &second)
+            .await
+            .unwrap();
+        let anchor = end_anchor(&second, &page).unwrap();
+        assert_eq!(
+            anchor,
+            Anchor {
+                offset: 30,
+                id: ordered[29]
+            }
+        );
+        for page in [1_u64, 3, 4, 50, 80, 87, 88] {
+            let query = ListItems {
+                page,
+                after: Some(anchor),
+                ..second
+            };
+            let got = list_items(&fx.db.conn, &fx.collection, &scope, &query)
+                .await
+                .unwrap();
+            let want: Vec<i64> = ordered
+                .iter()
+                .copied()
+                .skip(usize::try_from(page - 1).unwrap() * 15)
+                .take(15)
+                .collect();
+            assert_eq!(got.total, 1302, "page {page}");
+            let ids: Vec<i64> = got.items.iter().map(|i| i.id).collect();
+            assert_eq!(ids, want, "page {page}, descending: {}", !sort.is_empty());
+        }
+    }
 }

@@ -528,6 +528,7 @@ async fn read_back(db: &TestDb, collection: &Collection, locales: &ContentLocale
             sort: &[],
             page: 1,
             per_page: 10_000,
+            after: None,
         },
     )
     .await
@@ -918,6 +919,7 @@ async fn list(
             sort,
             page,
             per_page,
+            after: None,
         },
         case.role.as_ref(),
         None,

@@ -229,6 +229,7 @@ impl Env {
                 sort: &[],
                 page,
                 per_page,
+                after: None,
             },
         )
         .await
