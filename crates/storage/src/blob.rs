@@ -803,8 +803,6 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The key of content with this SHA-256. The two-character directory keeps any one directory of
-/// a local store to a few thousand entries, however many files there are.
 /// How much of a local file one blocking read returns. object_store reads 8 KiB per call on the
 /// blocking pool, so a 150 KB image cost 19 thread round trips (most of a content request's time
 /// in the profile); most files and transforms now take one.
@@ -849,6 +847,8 @@ fn file_stream(
     .boxed()
 }
 
+/// The key of content with this SHA-256. The two-character directory keeps any one directory of
+/// a local store to a few thousand entries, however many files there are.
 fn content_key(sha256: &str) -> String {
     let fan_out = sha256.get(..2).unwrap_or(sha256);
     format!("{CONTENT_PREFIX}/{fan_out}/{sha256}")

@@ -1,10 +1,13 @@
-//! A DC-only decoder for sequential (baseline) Huffman JPEGs: the 1/8-scale decode.
+//! A low-frequency decoder for sequential (baseline) Huffman JPEGs: the 1/8- and 1/4-scale
+//! decodes.
 //!
 //! The DC coefficient of an 8x8 block is its mean, so the DC values alone are the image at 1/8
-//! size (what libjpeg's `scale_denom = 8` produces). The AC coefficients still have to be parsed
-//! to find the next block, but they are only skipped: no dequantisation, no IDCT, no storage, no
-//! full-size colour conversion. On a 12 MP photo that is several times less work than
-//! `jpeg-decoder`'s scaled decode, whose generic byte-at-a-time reader dominates its time.
+//! size (what libjpeg's `scale_denom = 8` produces); the DC value and the three lowest AC
+//! coefficients give each block's 2x2 samples, the image at 1/4 size (the same 2x2 inverse DCT
+//! as `jpeg-decoder`'s scaled decode). Every other AC coefficient still has to be parsed to find
+//! the next block, but it is only skipped: no dequantisation, no storage, no full-size colour
+//! conversion. `jpeg-decoder` decodes all 64 coefficients of every block through a generic
+//! byte-at-a-time reader, which was 40% of a cold 2000x1500 → 400 transform (issue 23).
 //!
 //! Only the common layout is handled: 8-bit sequential Huffman frames with one component, or three
 //! components (YCbCr, or RGB per Adobe/component ids) in one interleaved scan, with sampling
@@ -46,16 +49,22 @@ fn be16(data: &[u8], at: usize) -> Result<usize> {
     }
 }
 
-/// Decodes `source` at 1/8 size (`ceil(width / 8) x ceil(height / 8)`), or says why it cannot.
-/// `expected` is the size the caller checked against its pixel limit; a frame of another size is
-/// refused.
-pub(crate) fn decode(source: &[u8], expected: (u32, u32)) -> Result<Pixels> {
+/// Decodes `source` at 1/`reduction` size (`ceil(width / reduction) x ceil(height /
+/// reduction)`; `reduction` 8 or 4), or says why it cannot. `expected` is the size the caller
+/// checked against its pixel limit; a frame of another size is refused.
+pub(crate) fn decode(source: &[u8], expected: (u32, u32), reduction: u32) -> Result<Pixels> {
+    // Samples per block along each axis.
+    let scale = match reduction {
+        8 => 1,
+        4 => 2,
+        _ => return Err(Unhandled("only 1/8 and 1/4")),
+    };
     if source.get(..2) != Some(&[0xff, 0xd8][..]) {
         return Err(Unhandled("no SOI"));
     }
     let mut pos = 2;
-    // DC quantiser of each table, DC and AC Huffman tables by id.
-    let mut dc_quant: [Option<i32>; 4] = [None; 4];
+    // The low quantisers of each table, DC and AC Huffman tables by id.
+    let mut dc_quant: [Option<LowQuant>; 4] = [None; 4];
     let mut dc_tables: [Option<Huffman>; 4] = [None, None, None, None];
     let mut ac_tables: [Option<Huffman>; 4] = [None, None, None, None];
     let mut frame: Option<Frame> = None;
@@ -118,6 +127,7 @@ pub(crate) fn decode(source: &[u8], expected: (u32, u32)) -> Result<Pixels> {
                     },
                     restart_interval,
                     adobe_transform,
+                    scale,
                 );
             }
             _ => {}
@@ -193,21 +203,25 @@ fn parse_huffman(
     Ok(())
 }
 
-fn parse_quant(mut segment: &[u8], dc_quant: &mut [Option<i32>; 4]) -> Result<()> {
+/// A quantisation table's steps at zig-zag positions 0 (DC), 1, 2 and 4.
+type LowQuant = [i32; 4];
+
+fn parse_quant(mut segment: &[u8], dc_quant: &mut [Option<LowQuant>; 4]) -> Result<()> {
     while let Some(&precision_id) = segment.first() {
         let id = usize::from(precision_id & 15);
-        let (first, size) = if precision_id >> 4 == 0 {
-            (
-                i32::from(*segment.get(1).ok_or(Unhandled("truncated DQT"))?),
-                65,
-            )
-        } else {
-            (
-                i32::try_from(be16(segment, 1)?).map_err(|_| Unhandled("DQT"))?,
-                129,
-            )
+        let wide = precision_id >> 4 != 0;
+        let step = |k: usize| -> Result<i32> {
+            if wide {
+                i32::try_from(be16(segment, 1 + 2 * k)?).map_err(|_| Unhandled("DQT"))
+            } else {
+                Ok(i32::from(
+                    *segment.get(1 + k).ok_or(Unhandled("truncated DQT"))?,
+                ))
+            }
         };
-        *dc_quant.get_mut(id).ok_or(Unhandled("bad DQT"))? = Some(first);
+        let low = [step(0)?, step(1)?, step(2)?, step(4)?];
+        *dc_quant.get_mut(id).ok_or(Unhandled("bad DQT"))? = Some(low);
+        let size = if wide { 129 } else { 65 };
         segment = segment.get(size..).ok_or(Unhandled("truncated DQT"))?;
     }
     Ok(())
@@ -215,7 +229,7 @@ fn parse_quant(mut segment: &[u8], dc_quant: &mut [Option<i32>; 4]) -> Result<()
 
 #[derive(Debug)]
 struct Tables<'t> {
-    dc_quant: [Option<i32>; 4],
+    dc_quant: [Option<LowQuant>; 4],
     dc: &'t [Option<Huffman>; 4],
     ac: &'t [Option<Huffman>; 4],
 }
@@ -227,13 +241,13 @@ struct ScanComponent<'t> {
     frame_index: usize,
     h: u32,
     v: u32,
-    quant: i32,
+    quant: LowQuant,
     dc: &'t Huffman,
     ac: &'t Huffman,
     predictor: i32,
-    /// DC values, one per block, `blocks_wide` per row.
-    plane: Vec<i32>,
-    blocks_wide: usize,
+    /// Samples, `scale` x `scale` per block, `wide` per row.
+    plane: Vec<u8>,
+    wide: usize,
 }
 
 fn decode_scan(
@@ -244,6 +258,7 @@ fn decode_scan(
     tables: &Tables<'_>,
     restart_interval: usize,
     adobe_transform: Option<u8>,
+    scale: usize,
 ) -> Result<Pixels> {
     let in_scan = usize::from(*header.first().ok_or(Unhandled("truncated SOS"))?);
     if in_scan != frame.count {
@@ -309,6 +324,7 @@ fn decode_scan(
         };
         let blocks_wide = usize::try_from(mcus_x * h).map_err(|_| Unhandled("size"))?;
         let blocks_high = usize::try_from(mcus_y * v).map_err(|_| Unhandled("size"))?;
+        let wide = blocks_wide * scale;
         components.push(ScanComponent {
             frame_index,
             h,
@@ -317,8 +333,8 @@ fn decode_scan(
             dc,
             ac,
             predictor: 0,
-            plane: vec![0; blocks_wide * blocks_high],
-            blocks_wide,
+            plane: vec![0; wide * blocks_high * scale],
+            wide,
         });
     }
     // Spectral selection 0..=63, no successive approximation: a sequential scan.
@@ -346,11 +362,25 @@ fn decode_scan(
                         }
                         let diff = bits.receive_extend(size);
                         component.predictor = component.predictor.wrapping_add(diff);
-                        bits.skip_ac(component.ac)?;
                         let x = usize::try_from(mcu_x * component.h + bx).unwrap_or(usize::MAX);
                         let y = usize::try_from(mcu_y * component.v + by).unwrap_or(usize::MAX);
-                        if let Some(cell) = component.plane.get_mut(y * component.blocks_wide + x) {
-                            *cell = component.predictor;
+                        let at = y.saturating_mul(scale).saturating_mul(component.wide)
+                            + x.saturating_mul(scale);
+                        if scale == 1 {
+                            bits.skip_ac(component.ac)?;
+                            let value = sample(component.predictor, component.quant[0]);
+                            if let Some(cell) = component.plane.get_mut(at) {
+                                *cell = value;
+                            }
+                        } else {
+                            let low = bits.low_ac(component.ac)?;
+                            let block = idct_2x2(component.predictor, low, component.quant);
+                            let wide = component.wide;
+                            for (offset, value) in [0, 1, wide, wide + 1].into_iter().zip(block) {
+                                if let Some(cell) = component.plane.get_mut(at + offset) {
+                                    *cell = value;
+                                }
+                            }
                         }
                     }
                 }
@@ -361,15 +391,37 @@ fn decode_scan(
     if bits.overran() {
         return Err(Unhandled("truncated scan"));
     }
-    to_pixels(frame, &components, h_max, v_max, adobe_transform)
+    to_pixels(frame, &components, (h_max, v_max), adobe_transform, scale)
 }
 
 /// DC value to sample: the 1x1 inverse DCT (`dc * q / 8`), level-shifted and clamped.
 #[inline]
-fn sample(dc: i32, quant: i32) -> i32 {
-    ((dc.wrapping_mul(quant).wrapping_add(4)) >> 3)
-        .wrapping_add(128)
-        .clamp(0, 255)
+fn sample(dc: i32, quant: i32) -> u8 {
+    clamp_sample((dc.wrapping_mul(quant).wrapping_add(4) >> 3).wrapping_add(128))
+}
+
+#[inline]
+fn clamp_sample(value: i32) -> u8 {
+    u8::try_from(value.clamp(0, 255)).unwrap_or(u8::MAX)
+}
+
+/// A block's 2x2 samples (row by row) from its DC value and the AC coefficients at zig-zag 1, 2
+/// and 4 (natural (0,1), (1,0), (1,1)): the 2x2 inverse DCT, as `jpeg-decoder` computes it.
+#[inline]
+fn idct_2x2(dc: i32, [z1, z2, z4]: [i32; 3], [q0, q1, q2, q4]: LowQuant) -> [u8; 4] {
+    let s00 = dc.wrapping_mul(q0);
+    let s01 = z1.wrapping_mul(q1);
+    let s10 = z2.wrapping_mul(q2);
+    let s11 = z4.wrapping_mul(q4);
+    let bias = 4 + (128 << 3);
+    let (x0, x2) = (s00 + s10 + bias, s00 - s10 + bias);
+    let (x1, x3) = (s01 + s11, s01 - s11);
+    [
+        clamp_sample((x0 + x1) >> 3),
+        clamp_sample((x0 - x1) >> 3),
+        clamp_sample((x2 + x3) >> 3),
+        clamp_sample((x2 - x3) >> 3),
+    ]
 }
 
 /// The nearest block and the next one towards `pos` along an axis whose blocks cover two output
@@ -388,24 +440,20 @@ fn taps(pos: usize, halved: bool, len: usize) -> (usize, usize) {
     (near, far)
 }
 
-/// One component's samples (one per block) at 1/8 of the image size.
+/// One component's samples at the decoded size (1/8 or 1/4 of the image).
 #[derive(Debug)]
-struct Plane {
-    samples: Vec<u8>,
+struct Plane<'a> {
+    samples: &'a [u8],
     wide: usize,
     high: usize,
     halved_x: bool,
     halved_y: bool,
 }
 
-impl Plane {
-    fn new(component: &ScanComponent<'_>, h_max: u32, v_max: u32) -> Plane {
-        let samples = component
-            .plane
-            .iter()
-            .map(|&dc| u8::try_from(sample(dc, component.quant)).unwrap_or(u8::MAX))
-            .collect::<Vec<_>>();
-        let wide = component.blocks_wide.max(1);
+impl<'a> Plane<'a> {
+    fn new(component: &'a ScanComponent<'_>, h_max: u32, v_max: u32) -> Plane<'a> {
+        let samples = component.plane.as_slice();
+        let wide = component.wide.max(1);
         Plane {
             high: samples.len() / wide,
             samples,
@@ -449,12 +497,13 @@ impl Plane {
 fn to_pixels(
     frame: &Frame,
     components: &[ScanComponent<'_>],
-    h_max: u32,
-    v_max: u32,
+    (h_max, v_max): (u32, u32),
     adobe_transform: Option<u8>,
+    scale: usize,
 ) -> Result<Pixels> {
-    let width = frame.width.div_ceil(8);
-    let height = frame.height.div_ceil(8);
+    let reduction = 8 / u32::try_from(scale).map_err(|_| Unhandled("scale"))?;
+    let width = frame.width.div_ceil(reduction);
+    let height = frame.height.div_ceil(reduction);
     let to_usize = |v: u32| usize::try_from(v).map_err(|_| Unhandled("size"));
     let (w, h) = (to_usize(width)?, to_usize(height)?);
     // Y, Cb, Cr (or R, G, B) in frame order.
@@ -524,17 +573,24 @@ mod tests {
         out
     }
 
-    /// The DC decode matches `jpeg-decoder`'s 1/8 decode to within rounding.
+    /// The DC decode matches `jpeg-decoder`'s 1/8 decode, and the 2x2 decode its 1/4 decode, to
+    /// within rounding.
     fn compare(source: &[u8]) {
+        compare_at(source, 8);
+        compare_at(source, 4);
+    }
+
+    fn compare_at(source: &[u8], reduction: u32) {
         let (width, height) = {
             let mut d = jpeg_decoder::Decoder::new(source);
             d.read_info().unwrap();
             let info = d.info().unwrap();
             (u32::from(info.width), u32::from(info.height))
         };
-        let ours = decode(source, (width, height)).unwrap();
+        let ours = decode(source, (width, height), reduction).unwrap();
         let mut reference = jpeg_decoder::Decoder::new(source);
-        reference.scale(1, 1).unwrap();
+        let request = |len: u32| u16::try_from(len.div_ceil(reduction)).unwrap();
+        reference.scale(request(width), request(height)).unwrap();
         let expected = reference.decode().unwrap();
         let info = reference.info().unwrap();
         assert_eq!(
@@ -550,7 +606,7 @@ mod tests {
             .max()
             .unwrap();
         // Both upsample chroma the same way; only rounding differs.
-        assert!(worst <= 4, "largest difference {worst}");
+        assert!(worst <= 4, "1/{reduction}: largest difference {worst}");
     }
 
     #[test]
@@ -574,6 +630,27 @@ mod tests {
             .encode(colour.as_raw(), 203, 131, jpeg_encoder::ColorType::Rgb)
             .unwrap();
         compare(&out);
+        // Sensor-like grain: every block has AC coefficients well past position 4.
+        let grain = RgbImage::from_fn(160, 96, |x, y| {
+            let noise = (x.wrapping_mul(7919) ^ y.wrapping_mul(104_729)) % 61;
+            Rgb([
+                u8::try_from((x + noise) % 256).unwrap(),
+                u8::try_from((y * 2 + noise) % 256).unwrap(),
+                u8::try_from((noise * 4) % 256).unwrap(),
+            ])
+        });
+        compare(&encode(DynamicImage::ImageRgb8(grain)));
+    }
+
+    #[test]
+    fn only_one_eighth_and_one_quarter_are_decoded_here() {
+        let grey = GrayImage::from_fn(40, 40, |x, _| Luma([u8::try_from(x * 6).unwrap()]));
+        let source = encode(DynamicImage::ImageLuma8(grey));
+        for reduction in [0, 1, 2, 3, 16] {
+            assert!(decode(&source, (40, 40), reduction).is_err(), "{reduction}");
+        }
+        let quarter = decode(&source, (40, 40), 4).unwrap();
+        assert_eq!((quarter.width, quarter.height), (10, 10));
     }
 
     #[test]
@@ -585,11 +662,11 @@ mod tests {
         encoder
             .encode(colour.as_raw(), 64, 64, jpeg_encoder::ColorType::Rgb)
             .unwrap();
-        assert!(decode(&progressive, (64, 64)).is_err());
+        assert!(decode(&progressive, (64, 64), 8).is_err());
         let baseline = encode(DynamicImage::ImageRgb8(colour));
-        assert!(decode(&baseline, (64, 64)).is_ok());
-        assert!(decode(&baseline, (64, 65)).is_err());
-        assert!(decode(&baseline[..baseline.len() / 2], (64, 64)).is_err());
-        assert!(decode(&baseline[..100], (64, 64)).is_err());
+        assert!(decode(&baseline, (64, 64), 8).is_ok());
+        assert!(decode(&baseline, (64, 65), 8).is_err());
+        assert!(decode(&baseline[..baseline.len() / 2], (64, 64), 8).is_err());
+        assert!(decode(&baseline[..100], (64, 64), 8).is_err());
     }
 }

@@ -113,10 +113,11 @@ fn decode_jpeg(
         );
     }
 
-    if reduction == 8 && info.coding_process == CodingProcess::DctSequential {
-        // The DC coefficients are the 1/8 image: the fast path for the common baseline layouts,
-        // falling through to jpeg-decoder for anything it does not handle.
-        if let Ok(pixels) = super::dc_jpeg::decode(source, (width, height)) {
+    if matches!(reduction, 4 | 8) && info.coding_process == CodingProcess::DctSequential {
+        // The DC coefficients are the 1/8 image, with the three lowest AC ones the 1/4 image: the
+        // fast path for the common baseline layouts, falling through to jpeg-decoder for anything
+        // it does not handle.
+        if let Ok(pixels) = super::dc_jpeg::decode(source, (width, height), reduction) {
             return Ok(Decoded {
                 pixels,
                 full_size: (width, height),

@@ -241,9 +241,49 @@ impl<'a> Bits<'a> {
     /// works on local copies of the bit buffer so they stay in registers.
     #[inline]
     pub(super) fn skip_ac(&mut self, table: &Huffman) -> Result<()> {
+        self.skip_ac_from(table, 1)
+    }
+
+    /// Decodes one block's AC coefficients at zig-zag positions 1, 2 and 4 (the natural
+    /// positions (0,1), (1,0) and (1,1): with the DC value, what a 2x2 inverse DCT reads) and
+    /// skips the rest, for the 1/4-size decode.
+    #[inline]
+    pub(super) fn low_ac(&mut self, table: &Huffman) -> Result<[i32; 3]> {
+        let mut low = [0; 3];
+        let mut k = 1_u32;
+        while k <= 4 {
+            let symbol = self.symbol(table)?;
+            let (run, size) = (u32::from(symbol >> 4), u32::from(symbol & 15));
+            if size == 0 {
+                if run != 15 {
+                    // End of block: every later coefficient is zero.
+                    return Ok(low);
+                }
+                k += 16;
+                continue;
+            }
+            k += run;
+            let value = self.receive_extend(size);
+            match k {
+                1 => low[0] = value,
+                2 => low[1] = value,
+                4 => low[2] = value,
+                64.. => return Err(Unhandled("bad AC run")),
+                _ => {}
+            }
+            k += 1;
+        }
+        if k < 64 {
+            self.skip_ac_from(table, k)?;
+        }
+        Ok(low)
+    }
+
+    /// [`Self::skip_ac`] from coefficient `k` on.
+    #[inline]
+    fn skip_ac_from(&mut self, table: &Huffman, mut k: u32) -> Result<()> {
         let mut buffer = self.buffer;
         let mut count = self.count;
-        let mut k = 1;
         while k < 64 {
             if count < 32 {
                 self.buffer = buffer;
