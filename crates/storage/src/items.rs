@@ -21,6 +21,8 @@ pub use crate::filter_sql::{FilterScope, SortKey};
 use crate::filter_sql::{push_filter, push_order, scalar_index_hint};
 use crate::links::{check_references, sync_links};
 use crate::model::Collection;
+pub use crate::paging::{Anchor, ListItems, Page, id_order};
+use crate::paging::{is_deep, sorts_by_id};
 use crate::singleton::refuse_second_item;
 use crate::sql::{Sql, begin_write, id_param, json_out, now, parse_json, parse_object};
 use crate::unique::{claim_unique, release_unique};
@@ -36,78 +38,6 @@ pub struct Item {
     pub deleted_at: Option<OffsetDateTime>,
     pub user_created_id: Option<i64>,
     pub user_updated_id: Option<i64>,
-}
-
-/// One page of a list, with the numbers of `PaginationMeta`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub total: u64,
-    pub current_page: u64,
-    pub per_page: u64,
-    /// At least 1, also for an empty list.
-    pub last_page: u64,
-}
-
-impl<T> Page<T> {
-    pub(crate) fn new(items: Vec<T>, total: u64, page: u64, per_page: u64) -> Self {
-        let per_page = per_page.max(1);
-        Self {
-            items,
-            total,
-            current_page: page.max(1),
-            per_page,
-            last_page: total.div_ceil(per_page).max(1),
-        }
-    }
-}
-
-/// What to list: the request's filter, the sort keys, and the page. The role's item filter is
-/// passed apart ([`list_items_with_total`]) because it is compared in another locale.
-#[derive(Debug, Clone, Copy)]
-pub struct ListItems<'a> {
-    pub filter: &'a Filter,
-    pub sort: &'a [SortKey],
-    /// 1-based.
-    pub page: u64,
-    pub per_page: u64,
-    /// Where the caller already knows the list to stand (see [`Anchor`]); used when it lies at
-    /// or before the page's offset and the list is sorted by id alone, ignored otherwise.
-    pub after: Option<Anchor>,
-}
-
-/// A position in a list sorted by id: exactly `offset` matches come up to and including item
-/// `id`. A page at or past `offset` then starts with a seek (`id > ?`, `id < ?` when descending)
-/// instead of passing every earlier match, each of which must be read to test the filter: page
-/// 50 costs what page 1 costs. Only as true as the data it was read from: the caller keeps it
-/// for the epoch it was read in ([`end_anchor`] gives the one a page ends at).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Anchor {
-    pub offset: u64,
-    pub id: i64,
-}
-
-/// For a list sorted by id alone (or not at all, which is by id): whether it is descending.
-#[must_use]
-pub fn id_order(sort: &[SortKey]) -> Option<bool> {
-    match sort {
-        [] => Some(false),
-        [key] if key.field == vellum_policy::FilterField::Id => Some(key.descending),
-        _ => None,
-    }
-}
-
-/// The [`Anchor`] `page` (read for `query`) ends at, if the list is sorted by id and the page
-/// holds an item.
-#[must_use]
-pub fn end_anchor(query: &ListItems<'_>, page: &Page<Item>) -> Option<Anchor> {
-    id_order(query.sort)?;
-    let last = page.items.last()?;
-    let offset = (page.current_page - 1).saturating_mul(page.per_page);
-    Some(Anchor {
-        offset: offset.saturating_add(page.items.len() as u64),
-        id: last.id,
-    })
 }
 
 /// A stored revision: the complete `data` after a create or update.
@@ -173,24 +103,17 @@ pub(crate) struct RevisionRow {
     data: Option<String>,
 }
 
-/// Below this offset, walking the table in id order is always cheaper than scanning the narrow
-/// index (see [`is_deep`]).
-const DEEP_OFFSET: u64 = 300;
-
-/// Whether a page of a list whose filter the scalar index covers picks its ids from that index
-/// (a scan of every live item's index entry, then a sort of the matches) rather than walking the
-/// table in id order until the page (about `(offset + per_page) * items / total` rows, each
-/// decoded to test the filter). Measured on 10,000 articles (issue 23): the index scan costs
-/// 0.7 to 1 ms whatever the page; the walk 0.12 ms at offset 735 of 6,667 matches and 1.8 ms at
-/// 3,000. A walked row costs about four index entries, so the walk wins while the page lies in
-/// the first quarter of the matches; the collection's size cancels out.
-fn is_deep(offset: u64, per_page: u64, total: u64) -> bool {
-    offset >= DEEP_OFFSET && offset.saturating_add(per_page).saturating_mul(4) >= total
-}
-
-fn sorts_by_id(sort: &[SortKey]) -> bool {
-    sort.iter()
-        .all(|k| k.field == vellum_policy::FilterField::Id)
+/// The [`Anchor`] `page` (read for `query`) ends at, if the list is sorted by id and the page
+/// holds an item.
+#[must_use]
+pub fn end_anchor(query: &ListItems<'_>, page: &Page<Item>) -> Option<Anchor> {
+    id_order(query.sort)?;
+    let last = page.items.last()?;
+    let offset = (page.current_page - 1).saturating_mul(page.per_page);
+    Some(Anchor {
+        offset: offset.saturating_add(page.items.len() as u64),
+        id: last.id,
+    })
 }
 
 /// The scope a role's item filter is compiled and evaluated in: the project's default locale,

@@ -36,6 +36,7 @@ pub mod keys;
 pub mod links;
 pub mod listing;
 pub mod model;
+pub mod paging;
 pub mod passkeys;
 pub mod permissions;
 mod pool;
