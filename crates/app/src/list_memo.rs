@@ -41,9 +41,9 @@ impl ListKey {
 }
 
 /// Totals by [`ListKey`], and [`Anchor`]s by list, direction and offset (the item id a position
-/// ends at): a later page of the same list seeks from the nearest one before it instead of
-/// passing every earlier match, which is what makes deep pages and a crawler walking pages in
-/// order cost what page 1 costs.
+/// ends at): a page read before, or a later page of the same list, seeks from the nearest one at
+/// or before its offset instead of passing every earlier match, which is what makes a repeated
+/// deep page and a crawler walking pages in order cost what page 1 costs.
 #[derive(Debug, Default)]
 pub(crate) struct ListMemo {
     totals: Mutex<HashMap<ListKey, u64>>,
@@ -86,7 +86,7 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A page of `query` (inside `role_filter`), using and feeding what `memo` remembers of the list
-/// `key` names: its total, and where its earlier pages ended.
+/// `key` names: its total, and where its pages read so far start and end.
 ///
 /// # Errors
 /// A database error.
@@ -113,8 +113,10 @@ pub(crate) async fn list_page(
     if known.is_none() {
         memo.remember_total(key, page.total);
     }
-    if let (Some(descending), Some(end)) = (order, stored::end_anchor(&query, &page)) {
-        memo.remember_anchor(key, descending, end);
+    if let (Some(descending), Some(anchors)) = (order, stored::page_anchors(&query, &page)) {
+        for anchor in anchors {
+            memo.remember_anchor(key, descending, anchor);
+        }
     }
     Ok(page)
 }

@@ -103,17 +103,30 @@ pub(crate) struct RevisionRow {
     data: Option<String>,
 }
 
-/// The [`Anchor`] `page` (read for `query`) ends at, if the list is sorted by id and the page
-/// holds an item.
+/// The [`Anchor`]s `page` (read for `query`) starts and ends at, if the list is sorted by id and
+/// the page holds an item: the start lets the same page be read again with a seek, the end the
+/// next one. Ids are integers, so "before the first item" is its id minus one (plus one when
+/// descending).
 #[must_use]
-pub fn end_anchor(query: &ListItems<'_>, page: &Page<Item>) -> Option<Anchor> {
-    id_order(query.sort)?;
-    let last = page.items.last()?;
+pub fn page_anchors(query: &ListItems<'_>, page: &Page<Item>) -> Option<[Anchor; 2]> {
+    let descending = id_order(query.sort)?;
+    let (first, last) = (page.items.first()?, page.items.last()?);
     let offset = (page.current_page - 1).saturating_mul(page.per_page);
-    Some(Anchor {
-        offset: offset.saturating_add(page.items.len() as u64),
-        id: last.id,
-    })
+    let before_first = if descending {
+        first.id.saturating_add(1)
+    } else {
+        first.id.saturating_sub(1)
+    };
+    Some([
+        Anchor {
+            offset,
+            id: before_first,
+        },
+        Anchor {
+            offset: offset.saturating_add(page.items.len() as u64),
+            id: last.id,
+        },
+    ])
 }
 
 /// The scope a role's item filter is compiled and evaluated in: the project's default locale,

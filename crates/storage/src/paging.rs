@@ -43,11 +43,12 @@ pub struct ListItems<'a> {
     pub after: Option<Anchor>,
 }
 
-/// A position in a list sorted by id: exactly `offset` matches come up to and including item
-/// `id`. A page at or past `offset` then starts with a seek (`id > ?`, `id < ?` when descending)
-/// instead of passing every earlier match, each of which must be read to test the filter: page
-/// 50 costs what page 1 costs. Only as true as the data it was read from: the caller keeps it
-/// for the epoch it was read in ([`crate::items::end_anchor`] gives the one a page ends at).
+/// A position in a list sorted by id: exactly `offset` matches lie at or before `id` in the
+/// list's order (`id` need not be a match). A page at or past `offset` then starts with a seek
+/// (`id > ?`, `id < ?` when descending) instead of passing every earlier match, each of which
+/// must be read to test the filter: page 50 costs what page 1 costs. Only as true as the data it
+/// was read from: the caller keeps it for the epoch it was read in
+/// ([`crate::items::page_anchors`] gives the ones a page starts and ends at).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Anchor {
     pub offset: u64,

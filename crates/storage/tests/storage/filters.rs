@@ -15,7 +15,7 @@ use vellum_domain::{
 use vellum_policy::{CollectionAction, Filter, ItemRef, Role};
 use vellum_storage::collections::{CollectionDef, save_collection};
 use vellum_storage::items::{
-    Anchor, FilterScope, Item, ListItems, SortKey, create_item, end_anchor, list_items,
+    Anchor, FilterScope, Item, ListItems, SortKey, create_item, list_items, page_anchors,
 };
 use vellum_storage::model::Collection;
 use vellum_storage::testing::TestDb;
@@ -943,15 +943,26 @@ async fn deep_pages_of_an_indexed_filter_match_the_first_pages() {
         let page = list_items(&fx.db.conn, &fx.collection, &scope, &second)
             .await
             .unwrap();
-        let anchor = end_anchor(&second, &page).unwrap();
+        let [start, end] = page_anchors(&second, &page).unwrap();
         assert_eq!(
-            anchor,
+            end,
             Anchor {
                 offset: 30,
                 id: ordered[29]
             }
         );
-        for page in [1_u64, 3, 4, 50, 80, 87, 88] {
+        let before = if sort.is_empty() { -1 } else { 1 };
+        assert_eq!(
+            start,
+            Anchor {
+                offset: 15,
+                id: ordered[15] + before
+            }
+        );
+        for (page, anchor) in [1_u64, 2, 3, 4, 50, 80, 87, 88]
+            .into_iter()
+            .flat_map(|page| [(page, start), (page, end)])
+        {
             let query = ListItems {
                 page,
                 after: Some(anchor),
