@@ -125,8 +125,10 @@ pub(crate) fn decode(source: &[u8], expected: (u32, u32), reduction: u32) -> Res
                         dc: &dc_tables,
                         ac: &ac_tables,
                     },
-                    restart_interval,
-                    adobe_transform,
+                    Markers {
+                        restart_interval,
+                        adobe_transform,
+                    },
                     scale,
                 );
             }
@@ -234,6 +236,14 @@ struct Tables<'t> {
     ac: &'t [Option<Huffman>; 4],
 }
 
+/// What the segments before the scan said about it: the restart interval (DRI) and the Adobe
+/// colour transform (APP14).
+#[derive(Debug, Clone, Copy)]
+struct Markers {
+    restart_interval: usize,
+    adobe_transform: Option<u8>,
+}
+
 /// One component of the scan, ready to decode.
 #[derive(Debug)]
 struct ScanComponent<'t> {
@@ -256,10 +266,13 @@ fn decode_scan(
     header: &[u8],
     frame: &Frame,
     tables: &Tables<'_>,
-    restart_interval: usize,
-    adobe_transform: Option<u8>,
+    markers: Markers,
     scale: usize,
 ) -> Result<Pixels> {
+    let Markers {
+        restart_interval,
+        adobe_transform,
+    } = markers;
     let in_scan = usize::from(*header.first().ok_or(Unhandled("truncated SOS"))?);
     if in_scan != frame.count {
         return Err(Unhandled("scan does not cover all components"));
