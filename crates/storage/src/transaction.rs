@@ -35,7 +35,11 @@ impl Writers {
 
     /// Waits for this writer's turn (tokio's semaphore is fair: first come, first served).
     pub(crate) async fn turn(&self) -> Result<OwnedSemaphorePermit, DbErr> {
-        match tokio::time::timeout(WRITER_WAIT, Arc::clone(&self.0).acquire_owned()).await {
+        self.turn_within(WRITER_WAIT).await
+    }
+
+    async fn turn_within(&self, wait: Duration) -> Result<OwnedSemaphorePermit, DbErr> {
+        match tokio::time::timeout(wait, Arc::clone(&self.0).acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
             Ok(Err(_)) | Err(_) => Err(DbErr::ConnectionAcquire(
                 sea_orm::error::ConnAcquireErr::Timeout,
@@ -260,5 +264,27 @@ mod tests {
             task.await.unwrap();
         }
         assert_eq!(*order.lock().unwrap(), vec![0, 1, 2]);
+    }
+
+    /// A writer that waits past its limit fails as "connection unavailable" (a 503 at the edge)
+    /// instead of hanging, and leaves the queue as it was: the next writer gets its turn as soon
+    /// as the current one ends.
+    #[tokio::test]
+    async fn a_writer_waiting_too_long_gives_up_and_the_queue_goes_on() {
+        let writers = Writers::new();
+        let first = writers.turn().await.unwrap();
+        let late = writers.turn_within(Duration::from_millis(30)).await;
+        assert!(
+            matches!(
+                late,
+                Err(DbErr::ConnectionAcquire(
+                    sea_orm::error::ConnAcquireErr::Timeout
+                ))
+            ),
+            "{late:?}"
+        );
+        drop(first);
+        let next = writers.turn_within(Duration::from_millis(30)).await;
+        assert!(next.is_ok(), "the queue is free again");
     }
 }
