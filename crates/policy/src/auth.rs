@@ -279,4 +279,46 @@ mod tests {
         );
         assert_eq!(facts(None, Some("nope"), "::1").key_id(), None);
     }
+
+    #[test]
+    fn a_mistyped_generated_key_is_refused_with_nothing_to_look_up() {
+        let secret = ApiKeySecret::generate().unwrap();
+        let good = secret.expose();
+        let rec = KeyRecord {
+            key_id: secret.key_id(),
+            digest: secret.digest(),
+            ..record(false, &[])
+        };
+        let off = OriginAllowlist::default();
+        let ok = facts(None, Some(good), "127.0.0.1");
+        assert_eq!(ok.key_id(), Some(secret.key_id()));
+        assert_eq!(
+            authenticate(&off, &ok, Some(&rec)),
+            Ok(Authenticated::Key(&rec))
+        );
+        // One character changed after the key id: the id still names the stored key, yet the
+        // checksum refuses it before the caller could look it up.
+        let last = good.chars().last().unwrap();
+        let typo = format!(
+            "{}{}",
+            &good[..good.len() - 1],
+            if last == 'x' { 'y' } else { 'x' }
+        );
+        let mistyped = facts(None, Some(&typo), "127.0.0.1");
+        assert_eq!(mistyped.key_id(), None, "no database lookup for {typo}");
+        assert_eq!(
+            authenticate(&off, &mistyped, None),
+            Err(AuthRejection::InvalidKey)
+        );
+        assert_eq!(
+            authenticate(&off, &mistyped, Some(&rec)),
+            Err(AuthRejection::InvalidKey)
+        );
+        // With the origin gate on and no Origin, a mistyped key is "no valid key", as any other.
+        let on = OriginAllowlist::parse("https://app.example.com").unwrap();
+        assert_eq!(
+            authenticate(&on, &mistyped, None),
+            Err(AuthRejection::Gate(GateDenial::OriginRequired))
+        );
+    }
 }

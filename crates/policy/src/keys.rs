@@ -1,20 +1,27 @@
 //! API keys: secrets, their stored form, verification and IP allowlists.
 //!
-//! A secret is `ek_` followed by at least 32 URL-safe characters; generated ones carry 32 random
-//! bytes (256 bits) as 43 base64url characters. The database never holds the secret:
+//! A secret is `ek_` followed by at least 32 URL-safe characters. Generated ones are checksummed,
+//! the scheme GitHub uses for its tokens: `ek_`, 32 random base62 characters (`0-9A-Za-z`, about
+//! 190 bits), then the CRC32 (IEEE) of those 32 characters as 6 base62 digits, most significant
+//! first, zero-padded. So a secret scanner can find them with [`SCANNER_REGEX`], and a mistyped
+//! one is refused by [`ApiKeySecret::parse`] before any database lookup. A body of exactly 38
+//! base62 characters is taken to be checksummed: with a wrong checksum it is refused, whether
+//! presented as a bearer key (`Invalid API key.`) or supplied for a new key (so no stored key can
+//! have that shape and be unreachable). Any other shape (e.g. 32 hex digits, or the 43 base64url
+//! characters earlier versions generated) is a supplied or legacy secret and works as before.
+//!
+//! The database never holds the secret:
 //! - a [`KeyId`], the first 12 characters after `ek_`, is stored in clear in a unique index, so a
 //!   request finds its key with one indexed lookup, never a scan;
 //! - a [`KeyDigest`], SHA-256 of the whole secret, is compared in constant time (`subtle`).
 //!
 //! SHA-256 rather than argon2 or bcrypt: those exist to slow down guessing of low-entropy
-//! passwords. A 256-bit random secret cannot be guessed, so a slow hash would only add tens of
+//! passwords. A secret of 190 random bits cannot be guessed, so a slow hash would only add tens of
 //! milliseconds and a denial-of-service lever to every API request.
 
 use std::fmt;
 use std::net::IpAddr;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ipnet::IpNet;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -26,6 +33,45 @@ const PREFIX: &str = "ek_";
 const MIN_BODY: usize = 32;
 const MAX_BODY: usize = 256;
 const ID_LEN: usize = 12;
+/// Random base62 characters in a generated secret.
+const RANDOM_LEN: usize = 32;
+/// Base62 digits of the CRC32 that ends a generated secret (62^6 > 2^32).
+const CHECK_LEN: usize = 6;
+
+/// The pattern of generated secrets, published for secret scanners (GitHub secret scanning,
+/// gitleaks, trufflehog): `ek_` and 38 base62 characters, the last 6 a checksum of the first 32.
+pub const SCANNER_REGEX: &str = r"\bek_[0-9A-Za-z]{38}\b";
+
+/// Base62 digit `d` (below 62) in the order `0-9A-Za-z`.
+fn base62_digit(d: u8) -> char {
+    char::from(match d {
+        0..=9 => b'0' + d,
+        10..=35 => b'A' + (d - 10),
+        _ => b'a' + (d - 36),
+    })
+}
+
+/// The checksum of a generated secret's random part: its CRC32 (IEEE) in `CHECK_LEN` base62
+/// digits, most significant first.
+fn checksum(random: &[u8]) -> String {
+    let mut n = crc32fast::hash(random);
+    let mut digits = [0u8; CHECK_LEN];
+    for digit in digits.iter_mut().rev() {
+        *digit = (n % 62) as u8;
+        n /= 62;
+    }
+    digits.into_iter().map(base62_digit).collect()
+}
+
+/// Whether a body (after `ek_`) of the checksummed shape, 38 base62 characters, fails its
+/// checksum: a mistyped key, refused without looking it up. Other shapes are never mistyped here.
+fn fails_checksum(body: &str) -> bool {
+    body.len() == RANDOM_LEN + CHECK_LEN
+        && body.bytes().all(|b| b.is_ascii_alphanumeric())
+        && body
+            .split_at_checked(RANDOM_LEN)
+            .is_some_and(|(random, check)| checksum(random.as_bytes()) != check)
+}
 
 /// A key secret as presented or generated. `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]
@@ -35,7 +81,8 @@ impl ApiKeySecret {
     /// # Errors
     /// When the secret lacks the `ek_` prefix, is shorter than 32 characters after it, longer
     /// than 256, or uses characters outside URL-safe base64 (`A-Z a-z 0-9 - _`), which hex is a
-    /// subset of.
+    /// subset of; or when it has the generated shape (38 base62 characters after `ek_`) and its
+    /// checksum does not match: a mistyped key.
     pub fn parse(raw: &str) -> Result<Self, PolicyError> {
         let body = raw
             .strip_prefix(PREFIX)
@@ -58,18 +105,38 @@ impl ApiKeySecret {
                 "use URL-safe base64 or hex characters only",
             ));
         }
+        if fails_checksum(body) {
+            return Err(PolicyError::InvalidSecret(
+                "38 base62 characters after ek_ is the shape of a generated key, and its last 6 \
+                 are not the checksum of the 32 before them: the key is mistyped (a secret of your \
+                 own needs another length)",
+            ));
+        }
         Ok(Self(raw.to_owned()))
     }
 
-    /// A fresh secret from the operating system's random source.
+    /// A fresh checksummed secret from the operating system's random source: `ek_`, 32 random
+    /// base62 characters, their 6-character checksum.
     ///
     /// # Errors
     /// When the OS random source fails (then no key must be created).
     pub fn generate() -> Result<Self, PolicyError> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes)
-            .map_err(|_| PolicyError::InvalidSecret("the OS random source failed"))?;
-        Ok(Self(format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes))))
+        let mut random = String::with_capacity(RANDOM_LEN);
+        let mut pool = [0u8; 64];
+        while random.len() < RANDOM_LEN {
+            getrandom::fill(&mut pool)
+                .map_err(|_| PolicyError::InvalidSecret("the OS random source failed"))?;
+            // Bytes of 248 (4 × 62) and above are dropped, so every digit is equally likely.
+            let wanted = RANDOM_LEN - random.len();
+            random.extend(
+                pool.iter()
+                    .filter(|&&b| b < 248)
+                    .map(|&b| base62_digit(b % 62))
+                    .take(wanted),
+            );
+        }
+        let check = checksum(random.as_bytes());
+        Ok(Self(format!("{PREFIX}{random}{check}")))
     }
 
     /// The secret itself, to show once on creation.
@@ -275,9 +342,109 @@ mod tests {
         }
         assert!(ApiKeySecret::parse(&format!("ek_{}", "a".repeat(257))).is_err());
         let g = ApiKeySecret::generate().unwrap();
-        assert_eq!(g.expose().len(), 3 + 43);
+        assert_eq!(g.expose().len(), 3 + 38);
         assert!(ApiKeySecret::parse(g.expose()).is_ok());
         assert_ne!(g, ApiKeySecret::generate().unwrap());
+    }
+
+    /// The published regex and the checksum, from an independent reading of the scheme.
+    fn is_checksummed(scanner: &regex::Regex, secret: &str) -> bool {
+        let found = scanner.find(secret).map(|m| m.as_str());
+        let body = &secret[3..];
+        let mut value = 0u64;
+        for c in body[32..].bytes() {
+            let d = match c {
+                b'0'..=b'9' => c - b'0',
+                b'A'..=b'Z' => c - b'A' + 10,
+                _ => c - b'a' + 36,
+            };
+            value = value * 62 + u64::from(d);
+        }
+        let crc = u64::from(crc32fast::hash(&body.as_bytes()[..32]));
+        found == Some(secret) && value == crc
+    }
+
+    #[test]
+    fn generated_secrets_are_checksummed_and_match_the_published_regex() {
+        let scanner = regex::Regex::new(SCANNER_REGEX).unwrap();
+        for _ in 0..200 {
+            let g = ApiKeySecret::generate().unwrap();
+            assert!(is_checksummed(&scanner, g.expose()), "{}", g.expose());
+            assert!(g.expose()[3..].bytes().all(|b| b.is_ascii_alphanumeric()));
+            // Found inside other text too, but not as part of a longer token.
+            assert!(scanner.is_match(&format!("VELLUM_KEY=\"{}\"\n", g.expose())));
+            assert!(!scanner.is_match(&format!("{}x", g.expose())));
+        }
+        // Known values (computed with Python's zlib.crc32) pin the scheme for other implementers.
+        for (random, check) in [
+            ("00000000000000000000000000000000", "2wjyrI"),
+            ("0123456789abcdef0123456789abcdef", "2BVjKA"),
+            ("ZzZzZzZzZzZzZzZzZzZzZzZzZzZzZzZz", "49odQM"),
+        ] {
+            assert_eq!(checksum(random.as_bytes()), check);
+            assert!(is_checksummed(&scanner, &format!("ek_{random}{check}")));
+            assert!(ApiKeySecret::parse(&format!("ek_{random}{check}")).is_ok());
+        }
+    }
+
+    #[test]
+    fn a_one_character_typo_anywhere_is_caught() {
+        let g = ApiKeySecret::generate().unwrap();
+        let good = g.expose();
+        let alphabet: Vec<char> = ('0'..='9').chain('A'..='Z').chain('a'..='z').collect();
+        for at in 3..good.len() {
+            for &c in &alphabet {
+                let mut typo: Vec<char> = good.chars().collect();
+                if typo[at] == c {
+                    continue;
+                }
+                typo[at] = c;
+                let typo: String = typo.into_iter().collect();
+                let err = ApiKeySecret::parse(&typo).unwrap_err();
+                assert!(err.to_string().contains("mistyped"), "{typo}: {err}");
+            }
+        }
+        // Two neighbours swapped as well.
+        let chars: Vec<char> = good.chars().collect();
+        for at in 3..good.len() - 1 {
+            if chars[at] != chars[at + 1] {
+                let mut swapped = chars.clone();
+                swapped.swap(at, at + 1);
+                let swapped: String = swapped.into_iter().collect();
+                assert!(ApiKeySecret::parse(&swapped).is_err(), "{swapped}");
+            }
+        }
+    }
+
+    #[test]
+    fn legacy_and_supplied_shapes_keep_working_and_a_wrong_checksum_is_refused() {
+        for legacy in [
+            // The operator contract's example: 32 hex digits.
+            "ek_0123456789abcdef0123456789abcdef",
+            // What earlier versions generated: 43 base64url characters.
+            "ek_q3K9-vX_0aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567",
+            // 38 characters, but not all base62: not the checksummed shape.
+            "ek_0123456789abcdef0123456789abcdef-_0123",
+            // 37 and 39 base62 characters.
+            "ek_0123456789abcdef0123456789abcdef01234",
+            "ek_0123456789abcdef0123456789abcdef012345X",
+        ] {
+            let s = ApiKeySecret::parse(legacy).unwrap_or_else(|e| panic!("{legacy}: {e}"));
+            assert_eq!(s.key_id().as_str(), &legacy[3..15]);
+        }
+        // 38 base62 characters whose last 6 are not the checksum: refused at creation with a
+        // message that says why.
+        let wrong = "ek_0123456789abcdef0123456789abcdefABCDEF";
+        assert_eq!(wrong.len(), 3 + 38);
+        let err = ApiKeySecret::parse(wrong).unwrap_err();
+        assert!(
+            err.to_string().contains("checksum") && err.to_string().contains("mistyped"),
+            "{err}"
+        );
+        // The same 32 characters with their checksum are accepted.
+        let random = "0123456789abcdef0123456789abcdef";
+        let right = format!("ek_{random}{}", checksum(random.as_bytes()));
+        assert!(ApiKeySecret::parse(&right).is_ok());
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub use grants::{
     CollectionAction, CollectionGrant, FieldPolicy, FieldRule, FileAction, FileGrants, ItemGrant,
     Role, WriteEcho,
 };
-pub use keys::{ApiKeySecret, IpAllowlist, KeyCheck, KeyDigest, KeyId, KeyRecord};
+pub use keys::{ApiKeySecret, IpAllowlist, KeyCheck, KeyDigest, KeyId, KeyRecord, SCANNER_REGEX};
 pub use origin::{
     AllowOrigin, BearerState, CorsOrigins, GateDenial, Origin, OriginAllowlist, cors_allow_origin,
     origin_gate,

@@ -544,7 +544,7 @@ async fn duplicate_copies_permissions_and_matrices_but_not_memberships() {
             name: "copy-key",
             role: "editor-copy",
             secret: &vellum_policy::ApiKeySecret::parse(
-                "ek_copycopycopy0123456789abcdef0123456789",
+                "ek_copycopycopy0123456789abcdef012345",
             )
             .unwrap(),
             ip_allowlist: &vellum_policy::IpAllowlist::default(),
@@ -555,7 +555,7 @@ async fn duplicate_copies_permissions_and_matrices_but_not_memberships() {
     .unwrap();
     let req = TestApp::request(Method::GET, ARTICLES).insert_header((
         "authorization",
-        "Bearer ek_copycopycopy0123456789abcdef0123456789",
+        "Bearer ek_copycopycopy0123456789abcdef012345",
     ));
     let listed = app.send(req).await;
     assert_eq!(listed.status, 200);
