@@ -158,6 +158,53 @@ async fn unknown_and_malformed_keys_are_401_never_public() {
     );
 }
 
+/// Statements a request ran, from `X-Query-Count`.
+fn statements(res: &Response) -> u64 {
+    res.header("x-query-count")
+        .and_then(|v| v.parse().ok())
+        .expect("every response says what it cost")
+}
+
+/// Issue 24: generated keys are checksummed (`ek_`, 32 random base62 characters, their CRC32 in 6
+/// base62 digits). One character changed anywhere, in the key id, the random tail or the
+/// checksum, is refused as `Invalid API key.` before any statement runs for it.
+#[actix_web::test]
+async fn a_mistyped_generated_key_is_401_without_a_database_lookup() {
+    let config = HttpConfig {
+        cache: false,
+        ..HttpConfig::default()
+    };
+    let app = TestApp::with_config(manifest(), config).await;
+    let good = app.key("editor-key").to_owned();
+    assert_eq!(good.len(), 3 + 38, "{good}");
+    assert!(
+        good[3..].bytes().all(|b| b.is_ascii_alphanumeric()),
+        "{good}"
+    );
+    let res = with_authorization(&app, &format!("Bearer {good}"), ARTICLES).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.json()["meta"]["total"], 2);
+    for at in [3, 10, 20, 34, 36, good.len() - 1] {
+        let mut typo = good.clone().into_bytes();
+        typo[at] = if typo[at] == b'x' { b'y' } else { b'x' };
+        let typo = String::from_utf8(typo).unwrap();
+        let res = with_authorization(&app, &format!("Bearer {typo}"), ARTICLES).await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{typo}");
+        assert_eq!(res.json(), invalid_key(), "{typo}");
+        assert_eq!(statements(&res), 0, "no lookup for {typo}");
+    }
+    // The control: an unknown key of a legacy shape (40 hex digits) is looked up, once, so the
+    // zeros above are the checksum's doing, not a warm memo.
+    let legacy = format!("ek_{}", "e".repeat(40));
+    let res = with_authorization(&app, &format!("Bearer {legacy}"), ARTICLES).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(res.json(), invalid_key());
+    assert_eq!(statements(&res), 1, "the legacy key is looked up");
+    // The good key still works afterwards.
+    let res = with_authorization(&app, &format!("Bearer {good}"), ARTICLES).await;
+    assert_eq!(res.status, StatusCode::OK);
+}
+
 #[actix_web::test]
 async fn other_authorization_schemes_are_401() {
     let app = TestApp::new(manifest()).await;
