@@ -24,6 +24,7 @@ mod m20261128_000008_passkeys;
 mod m20261129_000009_realtime;
 mod m20261130_000010_team_chat;
 mod m20261201_000011_ai_chat;
+mod m20261202_000012_jobs_webhooks;
 
 /// The ordered list of Vellum's migrations.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000009_realtime::Migration),
             Box::new(m20261130_000010_team_chat::Migration),
             Box::new(m20261201_000011_ai_chat::Migration),
+            Box::new(m20261202_000012_jobs_webhooks::Migration),
         ]
     }
 }

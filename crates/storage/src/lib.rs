@@ -32,6 +32,7 @@ pub mod groups;
 pub mod item_admin;
 pub mod item_files;
 pub mod items;
+pub mod jobs;
 pub mod keys;
 pub mod links;
 pub mod listing;
@@ -54,6 +55,7 @@ pub mod testing;
 mod transaction;
 mod unique;
 pub mod users;
+pub mod webhooks;
 
 pub use database::{Backend, Database};
 pub use error::{DATA_FIELD, StorageError};
