@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use vellum_app::config::{
-    AdminArgs, AiArgs, BlobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RealtimeArgs,
+    AdminArgs, AiArgs, BlobArgs, JobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RealtimeArgs,
     RedisArgs, Switch,
 };
 
@@ -59,6 +59,13 @@ pub(crate) struct Config {
     pub(crate) realtime: RealtimeArgs,
     #[command(flatten)]
     pub(crate) ai: AiArgs,
+    #[command(flatten)]
+    pub(crate) jobs: JobArgs,
+
+    /// Serve Prometheus metrics at `GET /metrics` on this second address (e.g.
+    /// `127.0.0.1:9464`) [default: off]. The public listener never serves them.
+    #[arg(long, env = "VELLUM_METRICS_ADDR", value_name = "ADDR")]
+    pub(crate) metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// Image transforms: how much memory, time and concurrency they get, and how much of the store
@@ -239,6 +246,8 @@ impl Config {
             identity: self.admin.identity(),
             realtime: self.realtime.realtime(),
             ai: self.ai.ai(),
+            jobs: self.jobs.jobs(),
+            metrics: self.metrics_addr.is_some(),
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -314,6 +323,7 @@ mod tests {
                 "VELLUM_TRANSFORM_WORKER_MEMORY",
                 None,
             ),
+            ("metrics_addr", "VELLUM_METRICS_ADDR", None),
         ];
         for (id, env, default) in expected {
             let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
@@ -384,6 +394,23 @@ mod tests {
         .unwrap();
         let cap = cli.config.http_config().unwrap().derivative_cap;
         assert_eq!((cap.factor, cap.floor_bytes), (0, 64 * 1024));
+    }
+
+    /// Metrics are off unless an address is given; then the edge counts requests.
+    #[test]
+    fn metrics_are_off_until_given_an_address() {
+        let mut cli = Cli::try_parse_from(["vellum-server"]).unwrap();
+        // Independent of a `VELLUM_METRICS_ADDR` in the environment.
+        cli.config.metrics_addr = None;
+        assert!(!cli.config.http_config().unwrap().metrics);
+        let cli =
+            Cli::try_parse_from(["vellum-server", "--metrics-addr", "127.0.0.1:9464"]).unwrap();
+        assert_eq!(
+            cli.config.metrics_addr,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        assert!(cli.config.http_config().unwrap().metrics);
+        assert!(Cli::try_parse_from(["vellum-server", "--metrics-addr", "9464"]).is_err());
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub struct AppConfig {
     pub base_url: String,
     /// Whether GET responses under `/api/v1/collections` are cached.
     pub cache: bool,
+    /// Whether requests are counted for Prometheus (the server sets it when it serves
+    /// `/metrics`; off, the edge's metrics middleware does nothing).
+    pub metrics: bool,
     /// CORS origins when the project's allowlist is empty (default: any).
     pub cors_origins: CorsOrigins,
     /// Reverse proxies whose `X-Forwarded-For` is believed; empty means the peer address is the
@@ -59,6 +62,46 @@ pub struct AppConfig {
     pub realtime: RealtimeConfig,
     /// The AI chat provider (issue 22); unset, AI chat answers 503.
     pub ai: AiConfig,
+    /// The job worker and webhook deliveries (issue 24).
+    pub jobs: JobsConfig,
+}
+
+/// The job worker of this process and how webhooks are delivered (the server fills it from
+/// `VELLUM_JOB_*` and `VELLUM_WEBHOOK_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobsConfig {
+    /// Jobs this process runs at once; 0 runs no worker here (another replica's delivers).
+    /// The default of [`JobsConfig::default`] is 0, for tests; the server's is 8.
+    pub concurrency: usize,
+    /// How often the worker looks for jobs other replicas queued or whose lease ran out.
+    pub poll_interval: Duration,
+    /// The whole of one webhook request; a job's lease is three of these.
+    pub request_timeout: Duration,
+    /// The wait before the second attempt; it doubles with each attempt (with jitter).
+    pub backoff_base: Duration,
+    /// The longest wait between attempts.
+    pub backoff_max: Duration,
+    /// Attempts before a job is dead.
+    pub max_attempts: u32,
+    /// Consecutive failed deliveries after which a webhook is disabled.
+    pub disable_after: u32,
+    /// Private or reserved ranges webhooks may reach anyway (e.g. a receiver on the same host).
+    pub allowed_networks: Vec<IpNet>,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        Self {
+            concurrency: 0,
+            poll_interval: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(10),
+            backoff_base: Duration::from_secs(10),
+            backoff_max: Duration::from_secs(60 * 60),
+            max_attempts: 12,
+            disable_after: 50,
+            allowed_networks: Vec::new(),
+        }
+    }
 }
 
 /// The largest JSON request body by default (2 MiB); `VELLUM_JSON_LIMIT`.
@@ -130,6 +173,7 @@ impl Default for AppConfig {
         Self {
             base_url: "http://127.0.0.1:8080".to_owned(),
             cache: true,
+            metrics: false,
             cors_origins: CorsOrigins::Any,
             trusted_proxies: Vec::new(),
             snapshot_ttl: Duration::from_secs(5),
@@ -148,6 +192,7 @@ impl Default for AppConfig {
             identity: IdentityConfig::default(),
             realtime: RealtimeConfig::default(),
             ai: AiConfig::default(),
+            jobs: JobsConfig::default(),
         }
     }
 }

@@ -334,6 +334,62 @@ impl AiArgs {
     }
 }
 
+/// The job worker and webhook deliveries (issue 24); see docs/webhooks.md.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JobArgs {
+    /// Jobs (webhook deliveries) this replica runs at once; 0 runs no worker here.
+    #[arg(long, env = "VELLUM_JOB_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u64).range(0..=256))]
+    pub job_concurrency: u64,
+
+    /// Milliseconds between looks for jobs other replicas queued or a dead replica left.
+    #[arg(long, env = "VELLUM_JOB_POLL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub job_poll_ms: u64,
+
+    /// Attempts before a job is dead.
+    #[arg(long, env = "VELLUM_JOB_MAX_ATTEMPTS", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub job_max_attempts: u32,
+
+    /// Milliseconds before the second attempt; each further attempt waits twice as long
+    /// (with jitter).
+    #[arg(long, env = "VELLUM_JOB_BACKOFF_BASE_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub job_backoff_base_ms: u64,
+
+    /// The longest wait between two attempts, in seconds.
+    #[arg(long, env = "VELLUM_JOB_BACKOFF_MAX_SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub job_backoff_max_secs: u64,
+
+    /// Seconds one webhook request may take in all.
+    #[arg(long, env = "VELLUM_WEBHOOK_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub webhook_timeout_secs: u64,
+
+    /// Failed deliveries in a row that disable a webhook.
+    #[arg(long, env = "VELLUM_WEBHOOK_DISABLE_AFTER", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub webhook_disable_after: u32,
+
+    /// Private or reserved ranges (CIDR, comma-separated) webhooks may reach anyway, e.g.
+    /// `10.0.0.0/8` for a receiver on the internal network.
+    #[arg(long, env = "VELLUM_WEBHOOK_ALLOWED_NETWORKS", value_delimiter = ',')]
+    pub webhook_allowed_networks: Vec<ipnet::IpNet>,
+}
+
+impl JobArgs {
+    /// The worker's configuration.
+    #[must_use]
+    pub fn jobs(&self) -> crate::app_config::JobsConfig {
+        use std::time::Duration;
+        crate::app_config::JobsConfig {
+            concurrency: usize::try_from(self.job_concurrency).unwrap_or(0),
+            poll_interval: Duration::from_millis(self.job_poll_ms),
+            request_timeout: Duration::from_secs(self.webhook_timeout_secs),
+            backoff_base: Duration::from_millis(self.job_backoff_base_ms),
+            backoff_max: Duration::from_secs(self.job_backoff_max_secs),
+            max_attempts: self.job_max_attempts,
+            disable_after: self.webhook_disable_after,
+            allowed_networks: self.webhook_allowed_networks.clone(),
+        }
+    }
+}
+
 /// The log output: what is logged and in which form (always to stderr, see
 /// [`crate::telemetry::init`]).
 #[derive(Debug, Clone, clap::Args)]

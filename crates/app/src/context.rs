@@ -68,7 +68,7 @@ pub struct AppState {
 }
 
 #[derive(Debug)]
-struct Inner {
+pub(crate) struct Inner {
     db: Database,
     config: AppConfig,
     cache: Arc<dyn ResponseCache>,
@@ -95,6 +95,10 @@ struct Inner {
     ai: crate::llm::Ai,
     /// Warm file and transform reads, remembered per epoch.
     served: crate::served::ServedFiles,
+    /// The job queue's side in this process: the worker's wake-up call, the webhook client.
+    jobs: crate::jobs::Jobs,
+    /// The Prometheus registry (`vellum_http::metrics` serves it when configured).
+    metrics: crate::metrics::Metrics,
 }
 
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
@@ -173,6 +177,7 @@ impl AppState {
         })?;
         let realtime = start_realtime(&db, &config, backends.redis.as_ref()).await?;
         let ai = crate::llm::Ai::new(&config.ai, backends.redis.clone());
+        let jobs = crate::jobs::Jobs::new(&config.jobs);
         let state = Self {
             inner: Arc::new(Inner {
                 db,
@@ -190,9 +195,12 @@ impl AppState {
                 realtime,
                 ai,
                 served: crate::served::ServedFiles::default(),
+                jobs,
+                metrics: crate::metrics::Metrics::new(),
             }),
         };
         state.start_janitor();
+        crate::jobs::worker::start(&state);
         Ok(state)
     }
 
@@ -215,6 +223,22 @@ impl AppState {
         });
     }
 
+    /// The job queue's side in this process (issue 24).
+    #[must_use]
+    pub fn jobs(&self) -> &crate::jobs::Jobs {
+        &self.inner.jobs
+    }
+
+    /// A reference that does not keep the state alive, for background tasks that end with it.
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<Inner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    /// The state behind `weak`, while it lives.
+    pub(crate) fn upgrade(weak: &std::sync::Weak<Inner>) -> Option<Self> {
+        weak.upgrade().map(|inner| Self { inner })
+    }
+
     /// The AI chat services (issue 22).
     #[must_use]
     pub fn ai(&self) -> &crate::llm::Ai {
@@ -224,6 +248,24 @@ impl AppState {
     /// Warm file and transform reads, remembered per epoch (see `served`).
     pub(crate) fn served_files(&self) -> &crate::served::ServedFiles {
         &self.inner.served
+    }
+
+    /// The process's metrics: record into them, or [`register`](crate::metrics::Metrics::register)
+    /// a metric of your own at start-up.
+    #[must_use]
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.inner.metrics
+    }
+
+    /// Every metric in the Prometheus text format, with the pool and socket gauges read now.
+    ///
+    /// # Errors
+    /// When a registered metric fails to write itself.
+    pub fn render_metrics(&self) -> Result<String, std::fmt::Error> {
+        self.inner.metrics.encode(&crate::metrics::Live {
+            pool: self.inner.db.pool_usage(),
+            sockets: self.inner.realtime.sockets(),
+        })
     }
 
     /// The realtime hub (issue 20).

@@ -21,6 +21,7 @@ use crate::error::AppError;
 use crate::list_memo::{ListKey, list_page};
 use crate::query::{parse_list, parse_read};
 use crate::render::{Rendered, render_item, render_items, render_written_item};
+use crate::webhooks::events::{Event, Subject};
 
 /// A page of items, rendered: `{"data": [...], "meta": {...}}`.
 #[derive(Debug, Serialize)]
@@ -152,6 +153,7 @@ where
     .await
     .map_err(AppError::from)?;
     state.content_changed().await;
+    item_event(state, Event::ItemCreated, &collection, item.id).await;
     Ok(render_written_item(state, actor, &collection, item, &query).await?)
 }
 
@@ -196,6 +198,7 @@ where
     .await
     .map_err(AppError::from)?;
     state.content_changed().await;
+    item_event(state, Event::ItemUpdated, &collection, item.id).await;
     Ok(render_written_item(state, actor, &collection, item, &query).await?)
 }
 
@@ -218,7 +221,21 @@ pub async fn delete(state: &AppState, actor: &Actor, slug: &str, id: &str) -> Re
     )
     .await?;
     state.content_changed().await;
+    item_event(state, Event::ItemDeleted, &collection, id).await;
     Ok(())
+}
+
+/// Queues the webhooks of an item event.
+pub(crate) async fn item_event(state: &AppState, event: Event, collection: &Collection, id: i64) {
+    crate::webhooks::events::emit(
+        state,
+        event,
+        Subject::Item {
+            collection: collection.slug.as_str(),
+            id,
+        },
+    )
+    .await;
 }
 
 fn collection_for(actor: &Actor, slug: &str) -> Result<Arc<Collection>, AppError> {

@@ -37,9 +37,11 @@ pub mod identity;
 pub mod ingest;
 pub mod input;
 pub mod items;
+pub mod jobs;
 mod list_memo;
 pub mod listing;
 pub mod llm;
+pub mod metrics;
 pub mod navigation;
 mod nul;
 pub mod options;
@@ -60,10 +62,11 @@ mod snapshot;
 pub mod telemetry;
 pub mod transforms;
 pub mod users;
+pub mod webhooks;
 
 pub use actor::Actor;
 pub use app_config::{
-    AiConfig, AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
+    AiConfig, AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, JobsConfig, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
     DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_TRANSFORM_MEMORY, cores,
 };
 pub use context::{AppState, Backends};

@@ -45,6 +45,8 @@ pub struct Snapshot {
     /// exactly as long as its epoch, and every write bumps the epoch, so what is remembered is
     /// current.
     pub(crate) lists: ListMemo,
+    /// The webhooks and what they subscribe to (a change to one invalidates the snapshot).
+    pub webhooks: Vec<crate::webhooks::events::Subscription>,
     pub(crate) epoch: u64,
     pub(crate) built: Instant,
 }
@@ -74,7 +76,13 @@ impl Snapshot {
             .into_iter()
             .map(|role| (role.name.clone(), Arc::new(role)))
             .collect();
+        let webhooks = vellum_storage::webhooks::all(db)
+            .await?
+            .iter()
+            .map(crate::webhooks::events::Subscription::of)
+            .collect();
         Ok(Self {
+            webhooks,
             by_slug: collections
                 .iter()
                 .map(|c| (c.slug.to_string(), Arc::clone(c)))
@@ -115,6 +123,7 @@ impl Snapshot {
             by_slug: self.by_slug.clone(),
             by_id: self.by_id.clone(),
             roles: self.roles.clone(),
+            webhooks: self.webhooks.clone(),
             keys: Mutex::new(keys),
             accounts: Mutex::new(
                 self.accounts

@@ -19,6 +19,7 @@ pub use vellum_app::cache;
 mod download;
 mod error;
 mod html;
+pub mod metrics;
 pub mod middleware;
 mod multipart;
 mod routes;
@@ -45,8 +46,8 @@ pub use vellum_app::transforms;
 /// The application layer's state and configuration, under the names the server and the tests
 /// have always used.
 pub use vellum_app::{
-    AiConfig, AppConfig as HttpConfig, AppState, Backends, DEFAULT_TRANSFORM_MEMORY, Snapshot,
-    cores,
+    AiConfig, AppConfig as HttpConfig, AppState, Backends, DEFAULT_TRANSFORM_MEMORY, JobsConfig,
+    Snapshot, cores,
 };
 
 /// The whole application: health probes at the root, the public API under `/api/v1`, the admin
@@ -69,6 +70,8 @@ pub fn app(
         .app_data(web::Data::new(edge))
         .app_data(web::PayloadConfig::new(json_limit))
         .wrap(from_fn(middleware::trace_request))
+        // Outermost: counts every answer, the request id's and timing headers' work included.
+        .wrap(from_fn(metrics::record))
         .service(routes::health::up)
         .service(routes::health::live)
         .service(routes::health::ready)
@@ -138,6 +141,8 @@ pub fn app(
                 .service(routes::api_keys::revoke)
                 .service(routes::settings::show)
                 .service(routes::settings::update)
+                .configure(routes::webhooks::register)
+                .configure(routes::jobs::register)
                 // `/users/create` before `/users/{user}` (literal paths first), as for groups.
                 .service(routes::users::list)
                 .service(routes::users::create_form)

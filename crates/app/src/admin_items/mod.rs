@@ -91,6 +91,9 @@ pub(crate) async fn log(
     changed: Vec<String>,
     extra: Json,
 ) {
+    if let Some(webhook_event) = crate::webhooks::events::Event::of_item_activity(event) {
+        crate::items::item_event(state, webhook_event, collection, id).await;
+    }
     let mut properties = json!({ "collection": collection.slug.as_str() });
     if let (Json::Object(props), Json::Object(extra)) = (&mut properties, extra) {
         props.extend(extra);

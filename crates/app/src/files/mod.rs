@@ -31,6 +31,7 @@ use crate::items::{PageMeta, parse_id};
 use crate::query::{first, pairs, parse_page};
 use crate::resources::file_resource;
 use crate::served::{Entry, Served};
+use crate::webhooks::events::{Event, Subject};
 
 /// Longest `search` accepted (the spec's Limits table).
 const MAX_SEARCH: usize = 255;
@@ -149,6 +150,7 @@ where
             other => other.into(),
         })?;
     state.content_changed().await;
+    file_event(state, Event::FileUpdated, file.id).await;
     Ok(written_file(state, actor, &file))
 }
 
@@ -161,7 +163,13 @@ pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), App
     let id = parse_id(id)?;
     vellum_storage::files::soft_delete_file(state.db(), &grant, id).await?;
     state.content_changed().await;
+    file_event(state, Event::FileDeleted, id).await;
     Ok(())
+}
+
+/// Queues the webhooks of a file event.
+pub(crate) async fn file_event(state: &AppState, event: Event, id: i64) {
+    crate::webhooks::events::emit(state, event, Subject::File { id }).await;
 }
 
 /// The original bytes of a file the actor may read.

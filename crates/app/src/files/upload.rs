@@ -156,5 +156,6 @@ where
             other => other.into(),
         })?;
     state.content_changed().await;
+    super::file_event(state, crate::webhooks::events::Event::FileUploaded, file.id).await;
     Ok(written_file(state, actor, &file))
 }

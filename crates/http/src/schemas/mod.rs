@@ -11,6 +11,7 @@ pub mod chat;
 pub mod file_admin_blobs;
 pub mod file_admin_browse;
 pub mod file_admin_trash;
+pub mod jobs;
 pub mod presentation;
 pub mod schema_admin;
 pub mod users;
