@@ -37,7 +37,8 @@ pub(crate) async fn run(
     writeln!(out, "{}", report.to_json()).map_err(AdminError::Output)
 }
 
-fn read(path: &PathBuf) -> Result<serde_json::Value, AdminError> {
+/// Reads the manifest at `path` (`-`: standard input) as JSON; also `explain --dry-run`'s.
+pub(crate) fn read(path: &PathBuf) -> Result<serde_json::Value, AdminError> {
     let shown = path.display().to_string();
     let text = if shown == "-" {
         let mut text = String::new();

@@ -1,11 +1,14 @@
 //! `vellum-admin explain`: what the policy decides for a role, a collection and an action, and
-//! why; with `--item`, whether the role's item filter admits that item.
+//! why; with `--item`, whether the role's item filter admits that item. With `--dry-run FILE`,
+//! what applying a manifest would change in every role's access instead.
 //!
 //! The explanation is the application layer's ([`vellum_app::explain::item`]), over the same
-//! snapshot and item view the server's requests use, so the two cannot disagree; this module
-//! only prints its [`Decision`]s.
+//! snapshot and item view the server's requests use, so the two cannot disagree; the dry run is
+//! the manifest crate's ([`vellum_manifest::dry_run`]: `apply` itself, inside a transaction that
+//! is always rolled back). This module only prints their answers.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use serde_json::{Value as Json, json};
 use vellum_app::{AppConfig, AppError, AppState};
@@ -21,6 +24,10 @@ pub(crate) const LONG_ABOUT: &str = "Explain the access decision for ROLE doing 
     grant). Also lists the fields the role's field rules deny for that action and the role's \
     item filter. With --item ID, also loads that item and reports whether the role may see it \
     (read grant and item filter, evaluated on the item's data in the default locale). \
+    With --dry-run MANIFEST, instead tells what applying that manifest would change for every \
+    role: grants gained or lost per collection and action, fields gained or lost, item filter \
+    changes with the items that become visible or invisible, files matrix flags; the manifest \
+    is applied inside a transaction that is always rolled back, so nothing is written. \
     Human-readable by default; --json for machines.";
 
 /// Arguments of `explain`.
@@ -28,21 +35,31 @@ pub(crate) const LONG_ABOUT: &str = "Explain the access decision for ROLE doing 
 #[command(
     after_help = "Examples:\n  vellum-admin explain --role editor --collection articles \
         --action update\n  vellum-admin explain --role public --collection articles --action \
-        read --item 42 --json"
+        read --item 42 --json\n  vellum-admin explain --dry-run project.json"
 )]
 pub(crate) struct Args {
     /// The role to explain.
-    #[arg(long)]
-    role: String,
+    #[arg(long, required_unless_present = "dry_run")]
+    role: Option<String>,
     /// The collection's slug.
-    #[arg(long, value_name = "SLUG")]
-    collection: String,
+    #[arg(long, value_name = "SLUG", required_unless_present = "dry_run")]
+    collection: Option<String>,
     /// One of read, create, update, delete.
-    #[arg(long, value_parser = CollectionAction::parse)]
-    action: CollectionAction,
+    #[arg(long, value_parser = CollectionAction::parse, required_unless_present = "dry_run")]
+    action: Option<CollectionAction>,
     /// Also check this item against the role's item filter.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "dry_run")]
     item: Option<i64>,
+    /// Tell what applying MANIFEST would change in every role's access; writes nothing.
+    #[arg(
+        long,
+        requires = "manifest",
+        conflicts_with_all = ["role", "collection", "action"]
+    )]
+    dry_run: bool,
+    /// The manifest (JSON) for --dry-run, as `apply` takes it; `-` reads standard input.
+    #[arg(value_name = "MANIFEST", requires = "dry_run")]
+    manifest: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -55,12 +72,20 @@ pub(crate) async fn run(
     out: &mut impl Write,
     _log: &mut impl Write,
 ) -> Result<(), AdminError> {
+    let (Some(role), Some(collection), Some(action)) = (&args.role, &args.collection, args.action)
+    else {
+        return match &args.manifest {
+            Some(path) => dry_run(database, path, args.json, out).await,
+            None => Err(AdminError::Invalid(
+                "--dry-run needs a manifest file".to_owned(),
+            )),
+        };
+    };
     let db = open(database).await?;
     let state = AppState::new(db, AppConfig::default()).await?;
-    let explained =
-        vellum_app::explain::item(&state, &args.role, &args.collection, args.action, args.item)
-            .await
-            .map_err(invalid_argument)?;
+    let explained = vellum_app::explain::item(&state, role, collection, action, args.item)
+        .await
+        .map_err(invalid_argument)?;
     let slug = &explained.collection;
     let decision = &explained.decision;
     let denied_fields = &explained.denied_fields;
@@ -72,7 +97,7 @@ pub(crate) async fn run(
         let mut report = json!({
             "role": role,
             "collection": slug.as_str(),
-            "action": args.action.as_str(),
+            "action": action.as_str(),
             "allowed": decision.allowed,
             "rule": rule(&decision.reason),
             "reason": reason(decision),
@@ -92,14 +117,11 @@ pub(crate) async fn run(
         }
         format!("{report}\n")
     } else {
-        let mut text = format!(
-            "role \"{}\" {} on \"{}\": {decision}\n",
-            role, args.action, slug
-        );
+        let mut text = format!("role \"{role}\" {action} on \"{slug}\": {decision}\n");
         if !denied_fields.is_empty() {
             text.push_str(&format!(
                 "field rules deny {} on: {}\n",
-                args.action,
+                action,
                 denied_fields.join(", ")
             ));
         }
@@ -110,6 +132,26 @@ pub(crate) async fn run(
             text.push_str(&format!("item {id}: visible to the role? {seen}\n"));
         }
         text
+    };
+    out.write_all(text.as_bytes()).map_err(AdminError::Output)
+}
+
+/// `--dry-run`: the manifest applied in a transaction that is rolled back, and what it would
+/// change in each role's access: one sentence per change, or the JSON form. Exits 0 whether or
+/// not anything would change.
+async fn dry_run(
+    database: &DatabaseArgs,
+    path: &PathBuf,
+    as_json: bool,
+    out: &mut impl Write,
+) -> Result<(), AdminError> {
+    let manifest = crate::apply::read(path)?;
+    let db = open(database).await?;
+    let diff = vellum_manifest::dry_run(&db, &manifest).await?;
+    let text = if as_json {
+        format!("{}\n", diff.to_json())
+    } else {
+        diff.sentences().iter().map(|s| format!("{s}\n")).collect()
     };
     out.write_all(text.as_bytes()).map_err(AdminError::Output)
 }

@@ -79,7 +79,8 @@ enum Command {
             --role super-admin --password-stdin"
     )]
     Users(users::Args),
-    /// Explain the policy's decision for a role, collection, action (and item).
+    /// Explain the policy's decision for a role, collection, action (and item), or what a
+    /// manifest would change in every role's access (`--dry-run`).
     #[command(long_about = explain::LONG_ABOUT)]
     Explain(explain::Args),
 }

@@ -7,13 +7,15 @@
 //! `docs/manifest.schema.json` (shape), then the domain crate (field definitions) and the policy
 //! crate (roles, rules, key secrets, IP allowlists), then the database (relation targets and
 //! granted collections that must exist). Applying the same manifest twice changes nothing.
-//! [`export`] writes the current project back as a manifest, without secrets.
+//! [`export`] writes the current project back as a manifest, without secrets. [`dry_run`] tells
+//! what applying a manifest would change in each role's access, and changes nothing.
 //!
 //! This crate must never hold rules of its own: it translates between the manifest's shape and
 //! the library crates, which decide what is valid.
 
 mod apply;
 pub mod collection;
+mod dry_run;
 mod export;
 mod path;
 mod schema;
@@ -21,6 +23,7 @@ mod schema;
 use std::fmt;
 
 pub use apply::{ApplyReport, apply};
+pub use dry_run::{AccessChange, AccessDiff, Direction, RoleDiff, dry_run};
 pub use export::export;
 
 /// Why a manifest was refused, with the path of the offending value in the manifest.
