@@ -25,6 +25,7 @@ pub(crate) async fn run(cli: &Cli) -> Result<(), ServerError> {
         s3_bucket = config.blobs.s3_bucket.as_deref(),
         redis = config.redis.redis_url.is_some(),
         cache = ?config.http.cache,
+        metrics = ?config.metrics_addr,
         demo = cli.demo,
         "configuration loaded"
     );
@@ -49,13 +50,43 @@ pub(crate) async fn run(cli: &Cli) -> Result<(), ServerError> {
             limit_stalled_writes(stream, write_timeout);
         })),
     };
+    let metrics = match config.metrics_addr {
+        Some(addr) => Some(serve_metrics(&state, addr)?),
+        None => None,
+    };
     let listen = config.http.listen;
     let listener = bind(listen).map_err(|source| ServerError::Bind { listen, source })?;
     let server = vellum_http::server::serve(state, listener, options)
         .map_err(|source| ServerError::Bind { listen, source })?;
     tracing::info!(%listen, "serving");
-    // Stops gracefully on SIGTERM, SIGINT and SIGQUIT.
-    server.await.map_err(ServerError::Serve)
+    // Stops gracefully on SIGTERM, SIGINT and SIGQUIT; the metrics listener stops with it.
+    let served = server.await.map_err(ServerError::Serve);
+    if let Some(metrics) = metrics {
+        metrics.stop(true).await;
+    }
+    served
+}
+
+/// Starts the metrics listener (`GET /metrics` only) on `addr`, apart from the public one so
+/// it can be bound where only the scraper reaches it.
+fn serve_metrics(
+    state: &vellum_http::AppState,
+    addr: std::net::SocketAddr,
+) -> Result<actix_web::dev::ServerHandle, ServerError> {
+    let bind_error = |source| ServerError::Bind {
+        listen: addr,
+        source,
+    };
+    let listener = bind(addr).map_err(bind_error)?;
+    let server = vellum_http::metrics::serve(state.clone(), listener).map_err(bind_error)?;
+    let handle = server.handle();
+    tokio::spawn(async move {
+        if let Err(err) = server.await {
+            tracing::error!(error = %err, "the metrics listener stopped");
+        }
+    });
+    tracing::info!(%addr, "serving metrics");
+    Ok(handle)
 }
 
 /// A listening socket as actix-web's `HttpServer::bind` makes one: `SO_REUSEADDR` (a restart

@@ -368,7 +368,9 @@ pub async fn response_cache(
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
-    if let Some(hit) = state.cache().get(&key, epoch).await {
+    let hit = state.cache().get(&key, epoch).await;
+    state.metrics().response_cache(hit.is_some());
+    if let Some(hit) = hit {
         let mut res =
             HttpResponse::build(StatusCode::from_u16(hit.status).unwrap_or(StatusCode::OK));
         res.insert_header((header::CONTENT_TYPE, hit.content_type));

@@ -75,6 +75,37 @@ impl Database {
         Ok(self.conn.ping().await?)
     }
 
+    /// How many connections the pool holds open, how many of those are idle, and its maximum;
+    /// `None` once the pool is gone (a handle that was never connected).
+    #[must_use]
+    pub fn pool_usage(&self) -> Option<crate::telemetry::PoolUsage> {
+        use sea_orm::DatabaseConnectionType as Kind;
+        let usage = |size: u32, idle: usize, max: u32| crate::telemetry::PoolUsage {
+            open: size,
+            idle: u32::try_from(idle).unwrap_or(u32::MAX),
+            max,
+        };
+        match &self.conn.inner {
+            Kind::SqlxSqlitePoolConnection(_) => {
+                let pool = self.conn.get_sqlite_connection_pool();
+                Some(usage(
+                    pool.size(),
+                    pool.num_idle(),
+                    pool.options().get_max_connections(),
+                ))
+            }
+            Kind::SqlxPostgresPoolConnection(_) => {
+                let pool = self.conn.get_postgres_connection_pool();
+                Some(usage(
+                    pool.size(),
+                    pool.num_idle(),
+                    pool.options().get_max_connections(),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Closes every connection of the pool; clones of this handle stop working too.
     ///
     /// # Errors

@@ -43,6 +43,18 @@ impl Tally {
     }
 }
 
+/// How the connection pool is used at one moment ([`crate::Database::pool_usage`]), for the
+/// server's metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolUsage {
+    /// Connections open, in use or idle.
+    pub open: u32,
+    /// Open connections waiting in the pool.
+    pub idle: u32,
+    /// The most connections the pool opens.
+    pub max: u32,
+}
+
 /// Runs `fut` with a fresh tally, which the caller reads when it pleases (a response streamed
 /// after the handler returns is still counted by the time its head is sent).
 pub async fn measure<F: Future>(tally: Arc<Tally>, fut: F) -> F::Output {

@@ -25,6 +25,7 @@ mod health;
 mod hostile;
 mod items_read;
 mod items_write;
+mod metrics;
 mod openapi;
 mod origin_cors;
 mod properties;
