@@ -18,7 +18,7 @@ pub struct Area {
 }
 
 /// Every area, in the order the navigation lists them, with the permission that opens it.
-const AREAS: [(Area, &str); 12] = [
+const AREAS: [(Area, &str); 14] = [
     (
         area("dashboard", "Dashboard", "/", "Content"),
         "can-show-dashboard",
@@ -51,6 +51,10 @@ const AREAS: [(Area, &str); 12] = [
         "can-manage-project-settings",
     ),
     (
+        area("webhooks", "Webhooks", "/settings/webhooks", "Settings"),
+        crate::webhooks::PERMISSION,
+    ),
+    (
         area(
             "permissions",
             "Permissions",
@@ -63,6 +67,7 @@ const AREAS: [(Area, &str); 12] = [
         area("activity", "Activity", "/activity-logs", "Settings"),
         "can-show-activity-logs",
     ),
+    (area("jobs", "Jobs", "/jobs", "Settings"), "can-show-jobs"),
 ];
 
 const fn area(

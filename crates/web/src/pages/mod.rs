@@ -15,6 +15,7 @@ pub mod group;
 pub mod groups;
 pub mod item;
 pub mod items;
+pub mod jobs;
 pub mod login;
 pub mod permissions;
 pub mod preview;
@@ -25,6 +26,7 @@ pub mod roles;
 pub mod schema;
 pub mod user;
 pub mod users;
+pub mod webhooks;
 
 use askama::Template;
 

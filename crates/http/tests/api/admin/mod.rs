@@ -13,6 +13,7 @@ mod files_browse;
 mod files_trash;
 mod groups;
 mod item_pages;
+mod job_pages;
 mod items;
 mod items_bulk;
 mod items_export;
