@@ -31,6 +31,7 @@ mod error;
 pub mod explain;
 pub mod file_admin;
 pub mod files;
+pub mod graphql;
 pub mod groups;
 pub mod health;
 pub mod identity;

@@ -68,6 +68,8 @@ pub fn app(
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::new(edge))
+        // GraphQL schemas per role, built on first use (`vellum_app::graphql`).
+        .app_data(web::Data::new(vellum_app::graphql::Schemas::default()))
         .app_data(web::PayloadConfig::new(json_limit))
         .wrap(from_fn(middleware::trace_request))
         // Outermost: counts every answer, the request id's and timing headers' work included.
@@ -76,6 +78,16 @@ pub fn app(
         .service(routes::health::live)
         .service(routes::health::ready)
         .route("/app/{key}", web::get().to(routes::realtime::socket))
+        // GraphQL: the same gate, keys, CORS and timeouts as `/api/v1` (not its response cache).
+        .service(
+            web::resource("/api/graphql")
+                .wrap(from_fn(middleware::watch_storage))
+                .wrap(from_fn(actor::resolve_actor))
+                .wrap(from_fn(middleware::request_timeout))
+                .wrap(from_fn(middleware::cors))
+                .route(web::post().to(routes::graphql::post))
+                .route(web::get().to(routes::graphql::get)),
+        )
         .service(
             web::scope("/api/v1")
                 .wrap(from_fn(middleware::response_cache))

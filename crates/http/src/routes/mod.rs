@@ -12,6 +12,7 @@ pub mod dashboard;
 pub mod file_admin;
 pub mod file_pages;
 pub mod files;
+pub mod graphql;
 pub mod groups;
 pub mod health;
 pub mod item_pages;

@@ -21,6 +21,7 @@ mod files;
 mod files_content;
 mod files_races;
 mod files_transforms;
+mod graphql;
 mod health;
 mod hostile;
 mod items_read;
