@@ -84,3 +84,16 @@ def test_a_webhook_is_created_and_its_delivery_cancelled_and_retried(page, serve
     expect(job).to_have_count(1)
     assert_accessible(page)
     screenshot(page, "jobs")
+
+    # The webhook's page: its delivery log, and Replay.
+    menu.get_by_role("link", name="Webhooks").click()
+    page.get_by_role("link", name="site rebuild").click()
+    expect(page.get_by_role("heading", name="site rebuild")).to_be_visible()
+    page.get_by_text("Show the signing secret").click()
+    expect(page.get_by_role("textbox", name="Secret")).to_have_value(re.compile(r"^whsec_"))
+    replay = page.get_by_role("button", name=re.compile(r"^Replay delivery")).first
+    expect(replay).to_be_visible()
+    assert_accessible(page)
+    screenshot(page, "webhook")
+    replay.click()
+    expect(page.get_by_text("Delivery queued again")).to_be_visible()

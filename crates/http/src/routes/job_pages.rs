@@ -1,6 +1,7 @@
 //! The web UI's side of jobs and webhooks: the jobs page (tabs per status, Retry and Cancel
 //! with htmx), the webhooks page and its create form (the new webhook's signing secret is shown
-//! in the answer to the post, never put in a URL; deletion with htmx).
+//! in the answer to the post, never put in a URL; deletion with htmx) and one webhook's page
+//! with its delivery log (Replay with htmx).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
@@ -9,6 +10,7 @@ use vellum_app::principal::Principal;
 use vellum_app::{jobs, webhooks};
 use vellum_web::pages::jobs::JobsPage;
 use vellum_web::pages::render;
+use vellum_web::pages::webhook::WebhookPage;
 use vellum_web::pages::webhooks::{WebhookForm, WebhooksPage};
 
 use crate::error::ApiError;
@@ -33,6 +35,19 @@ pub(super) async fn webhooks_page(
 ) -> Result<HttpResponse, ApiError> {
     let screen = webhooks::screen(state, principal).await?;
     let view = WebhooksPage::new(principal, screen, req.query_string());
+    html::page(StatusCode::OK, render(&view))
+}
+
+/// One webhook's page: its settings and its delivery log.
+pub(super) async fn webhook_page(
+    state: &AppState,
+    principal: &Principal,
+    id: &str,
+    req: &HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let hook = webhooks::show(state, principal, id).await?;
+    let log = webhooks::deliveries(state, principal, id, req.query_string()).await?;
+    let view = WebhookPage::new(principal, hook, log, req.query_string());
     html::page(StatusCode::OK, render(&view))
 }
 

@@ -71,10 +71,11 @@ pub async fn store(
     security(("session" = [])),
     params(("webhook" = i64, Path, description = "The webhook's id")),
     responses(
-        (status = 200, description = "The webhook, with its secret", content_type = "application/json", body = crate::schemas::jobs::WebhookEnvelope),
+        (status = 200, description = "The webhook, with its secret (the webhook's page with its delivery log for a client that does not prefer JSON)", content_type = "application/json", body = crate::schemas::jobs::WebhookEnvelope),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
+        (status = 422, response = crate::schemas::Invalid),
     )
 )]
 #[get("/settings/webhooks/{webhook}")]
@@ -82,7 +83,11 @@ pub async fn show(
     state: web::Data<AppState>,
     user: SignedIn,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if !crate::session::wants_json(&req) {
+        return super::job_pages::webhook_page(&state, &user.0, &path, &req).await;
+    }
     let hook = webhooks::show(&state, &user.0, &path).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -177,6 +182,7 @@ pub async fn deliveries(
     ),
     responses(
         (status = 202, description = "Queued again: the same webhook-id and body, a fresh timestamp", content_type = "application/json", body = crate::schemas::jobs::ReplayedEnvelope),
+        (status = 204, description = "The webhook page's Replay button (htmx, `HX-Request: true`): queued; `HX-Redirect` names the page to load"),
         (status = 401, response = crate::schemas::Unauthenticated),
         (status = 403, response = crate::schemas::admin::CrossSite),
         (status = 404, response = crate::schemas::NotFound),
@@ -188,9 +194,14 @@ pub async fn replay(
     state: web::Data<AppState>,
     user: SignedIn,
     path: web::Path<(String, String)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (webhook, delivery) = path.into_inner();
     let replayed = webhooks::replay(&state, &user.0, &webhook, &delivery).await?;
+    if crate::html::is_htmx(&req) {
+        let to = format!("/settings/webhooks/{webhook}?replayed=1");
+        return Ok(crate::html::htmx_redirect(&to));
+    }
     Ok(HttpResponse::Accepted().json(json!({ "data": replayed })))
 }
 

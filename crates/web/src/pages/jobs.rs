@@ -157,7 +157,7 @@ fn capitalized(word: &str) -> String {
 }
 
 /// `query` without the parameters named in `drop` (a notice is not carried to the next page).
-fn without(query: &str, drop: &[&str]) -> String {
+pub(crate) fn without(query: &str, drop: &[&str]) -> String {
     let mut out = url::form_urlencoded::Serializer::new(String::new());
     for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
         if !drop.contains(&k.as_ref()) {

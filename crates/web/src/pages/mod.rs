@@ -26,6 +26,7 @@ pub mod roles;
 pub mod schema;
 pub mod user;
 pub mod users;
+pub mod webhook;
 pub mod webhooks;
 
 use askama::Template;

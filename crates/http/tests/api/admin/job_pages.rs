@@ -1,10 +1,14 @@
 //! The web UI's jobs and webhooks pages (issue 24): the webhooks page lists webhooks and
 //! creates one from its form with the signing secret shown in the answer, re-renders a refused
 //! form with 422, deletes with htmx; the jobs page counts jobs per status, filters by status and
-//! offers Retry and Cancel (htmx) where the status allows them and the user may manage jobs.
+//! offers Retry and Cancel (htmx) where the status allows them and the user may manage jobs; a
+//! webhook's page shows its delivery log and replays a delivery with htmx.
+
+use std::time::Duration;
 
 use actix_web::http::Method;
 use serde_json::json;
+use vellum_http::{HttpConfig, JobsConfig};
 
 use super::access_support::signed_in_with;
 use super::pages::{assert_page, browser, form, open};
@@ -63,7 +67,7 @@ async fn a_webhook_is_created_from_the_form_with_its_secret_shown_and_deleted_wi
         .unwrap()
         .to_owned();
     assert!(secret.starts_with("whsec_"), "{page}");
-    assert!(page.contains("<td>site rebuild</td>"), "{page}");
+    assert!(page.contains(r#">site rebuild</a></td>"#), "{page}");
     assert!(
         page.contains(r#"<li class="tag">file.deleted</li>"#),
         "{page}"
@@ -281,5 +285,74 @@ async fn the_jobs_page_counts_per_status_and_retries_and_cancels_where_it_applie
         &app.send(browser(Method::GET, "/jobs?status=lost", Some(&viewer)))
             .await,
         422,
+    );
+}
+
+#[actix_web::test]
+async fn a_webhooks_page_shows_its_delivery_log_and_replays_with_htmx() {
+    // A worker runs here; the receiver's port is closed, so every delivery fails at once.
+    let config = HttpConfig {
+        jobs: JobsConfig {
+            concurrency: 2,
+            poll_interval: Duration::from_millis(50),
+            request_timeout: Duration::from_secs(2),
+            backoff_base: Duration::from_secs(60),
+            backoff_max: Duration::from_secs(60),
+            allowed_networks: vec!["127.0.0.0/8".parse().unwrap()],
+            ..JobsConfig::default()
+        },
+        ..HttpConfig::default()
+    };
+    let app = TestApp::with_config(crate::support::blog(), config).await;
+    let root = app.signed_in("root@example.com", &["super-admin"]).await;
+    let res = app
+        .send(admin_request(
+            Method::POST,
+            "/settings/webhooks",
+            Some(&root),
+            Some(json!({"name": "closed", "url": "http://127.0.0.1:1/hook", "events": ["item.created"]})),
+        ))
+        .await;
+    assert_eq!(res.status, 201);
+    let hook = res.json()["data"].clone();
+    let path = format!("/settings/webhooks/{}", hook["id"]);
+    let page = open(&app, &root, &path).await;
+    assert!(page.contains("No deliveries yet"), "{page}");
+    assert!(
+        page.contains(&format!(r#"value="{}""#, hook["secret"].as_str().unwrap())),
+        "the secret, behind a disclosure: {page}"
+    );
+    assert!(page.contains("<code>http://127.0.0.1:1/hook</code>"));
+
+    post_item(&app, "tags", json!({"label": "new"})).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let page = loop {
+        let page = open(&app, &root, &path).await;
+        if page.contains("state-failed") {
+            break page;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no failed delivery: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(page.contains("<code>item.created</code>"), "{page}");
+    let delivery = page
+        .split(&format!(r#"hx-post="{path}/deliveries/"#))
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let next = htmx_post(&app, &root, &format!("{path}/deliveries/{delivery}/replay")).await;
+    assert_eq!(next, format!("{path}?replayed=1"));
+    let page = open(&app, &root, &next).await;
+    assert!(page.contains("Delivery queued again"), "{page}");
+
+    // The page is refused without the permission.
+    let viewer = signed_in_with(&app, "viewer@example.com", &["can-show-jobs"]).await;
+    assert_page(
+        &app.send(browser(Method::GET, &path, Some(&viewer))).await,
+        403,
     );
 }
