@@ -57,7 +57,8 @@ mod tests {
                 "m20261128_000008_passkeys",
                 "m20261129_000009_realtime",
                 "m20261130_000010_team_chat",
-                "m20261201_000011_ai_chat"
+                "m20261201_000011_ai_chat",
+                "m20261202_000012_jobs_webhooks"
             ] })
         );
         let mut again = Vec::new();

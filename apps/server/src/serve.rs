@@ -39,6 +39,8 @@ pub(crate) async fn run(cli: &Cli) -> Result<(), ServerError> {
     let backends = config.backends(&http)?;
     sweep_staging(&backends).await;
     let state = vellum_http::AppState::with_backends(db, http, backends).await?;
+    // Webhook deliveries and other queued jobs (issue 24): this replica's worker.
+    vellum_app::jobs::start_worker(&state);
     let write_timeout = Duration::from_secs(config.http.write_timeout);
     let options = vellum_http::server::ServeOptions {
         workers: config.http.workers,

@@ -96,7 +96,7 @@ pub(crate) struct Inner {
     /// Warm file and transform reads, remembered per epoch.
     served: crate::served::ServedFiles,
     /// The job queue's side in this process: the worker's wake-up call, the webhook client.
-    jobs: crate::jobs::Jobs,
+    jobs: crate::queue::Jobs,
     /// The Prometheus registry (`vellum_http::metrics` serves it when configured).
     metrics: crate::metrics::Metrics,
 }
@@ -177,7 +177,7 @@ impl AppState {
         })?;
         let realtime = start_realtime(&db, &config, backends.redis.as_ref()).await?;
         let ai = crate::llm::Ai::new(&config.ai, backends.redis.clone());
-        let jobs = crate::jobs::Jobs::new(&config.jobs);
+        let jobs = crate::queue::Jobs::new(&config.jobs);
         let state = Self {
             inner: Arc::new(Inner {
                 db,
@@ -200,7 +200,6 @@ impl AppState {
             }),
         };
         state.start_janitor();
-        crate::jobs::worker::start(&state);
         Ok(state)
     }
 
@@ -225,7 +224,7 @@ impl AppState {
 
     /// The job queue's side in this process (issue 24).
     #[must_use]
-    pub fn jobs(&self) -> &crate::jobs::Jobs {
+    pub fn jobs(&self) -> &crate::queue::Jobs {
         &self.inner.jobs
     }
 

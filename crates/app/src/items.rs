@@ -21,7 +21,7 @@ use crate::error::AppError;
 use crate::list_memo::{ListKey, list_page};
 use crate::query::{parse_list, parse_read};
 use crate::render::{Rendered, render_item, render_items, render_written_item};
-use crate::webhooks::events::{Event, Subject};
+use crate::webhook_events::{Event, Subject};
 
 /// A page of items, rendered: `{"data": [...], "meta": {...}}`.
 #[derive(Debug, Serialize)]
@@ -227,7 +227,7 @@ pub async fn delete(state: &AppState, actor: &Actor, slug: &str, id: &str) -> Re
 
 /// Queues the webhooks of an item event.
 pub(crate) async fn item_event(state: &AppState, event: Event, collection: &Collection, id: i64) {
-    crate::webhooks::events::emit(
+    crate::outbox::emit(
         state,
         event,
         Subject::Item {

@@ -46,12 +46,15 @@ pub mod metrics;
 pub mod navigation;
 mod nul;
 pub mod options;
+pub mod outbound;
+pub mod outbox;
 pub mod paging;
 pub mod permissions;
 pub mod presentation;
 pub mod principal;
 pub mod project_settings;
 pub mod query;
+pub mod queue;
 pub mod realtime;
 pub mod render;
 pub mod resources;
@@ -63,12 +66,14 @@ mod snapshot;
 pub mod telemetry;
 pub mod transforms;
 pub mod users;
+pub mod webhook_events;
 pub mod webhooks;
 
 pub use actor::Actor;
 pub use app_config::{
-    AiConfig, AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, JobsConfig, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
-    DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_TRANSFORM_MEMORY, cores,
+    AiConfig, AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
+    DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_TRANSFORM_MEMORY, JobsConfig,
+    cores,
 };
 pub use context::{AppState, Backends};
 pub use error::AppError;

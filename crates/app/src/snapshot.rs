@@ -46,7 +46,7 @@ pub struct Snapshot {
     /// current.
     pub(crate) lists: ListMemo,
     /// The webhooks and what they subscribe to (a change to one invalidates the snapshot).
-    pub webhooks: Vec<crate::webhooks::events::Subscription>,
+    pub webhooks: Vec<crate::webhook_events::Subscription>,
     pub(crate) epoch: u64,
     pub(crate) built: Instant,
 }
@@ -79,7 +79,7 @@ impl Snapshot {
         let webhooks = vellum_storage::webhooks::all(db)
             .await?
             .iter()
-            .map(crate::webhooks::events::Subscription::of)
+            .map(crate::webhook_events::Subscription::of)
             .collect();
         Ok(Self {
             webhooks,

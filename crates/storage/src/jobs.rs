@@ -213,16 +213,15 @@ pub async fn claim<C: TransactionTrait>(
         .bind(until)
         .push(", updated_at = ")
         .bind(at)
-        .push(" WHERE id IN (");
+        .push(" WHERE id IN ");
     update.bind_list(ids.iter().cloned());
-    update.push(")");
     update.execute(&tx).await?;
     let mut read = Sql::new(backend);
     read.push("SELECT ")
         .push(COLUMNS)
-        .push(" FROM jobs WHERE id IN (");
+        .push(" FROM jobs WHERE id IN ");
     read.bind_list(ids);
-    read.push(") ORDER BY run_at, id");
+    read.push(" ORDER BY run_at, id");
     let rows = read.all_as::<JobRow, _>(&tx).await?;
     tx.commit().await?;
     Ok(rows)

@@ -91,7 +91,14 @@ pub(crate) async fn log(
     changed: Vec<String>,
     extra: Json,
 ) {
-    if let Some(webhook_event) = crate::webhooks::events::Event::of_item_activity(event) {
+    // Create, update and soft delete run the public use cases, which queue their webhooks
+    // themselves; restore and force delete are the admin app's own.
+    let webhook_event = match event {
+        "restored" => Some(crate::webhook_events::Event::ItemRestored),
+        "force_deleted" => Some(crate::webhook_events::Event::ItemDeleted),
+        _ => None,
+    };
+    if let Some(webhook_event) = webhook_event {
         crate::items::item_event(state, webhook_event, collection, id).await;
     }
     let mut properties = json!({ "collection": collection.slug.as_str() });

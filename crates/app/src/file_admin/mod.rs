@@ -81,7 +81,7 @@ pub async fn log(
     changed: Vec<String>,
     extra: Json,
 ) {
-    if let Some(webhook_event) = crate::webhooks::events::Event::of_file_activity(event) {
+    if let Some(webhook_event) = crate::webhook_events::Event::of_file_activity(event) {
         crate::files::file_event(state, webhook_event, id).await;
     }
     let extra = if extra.is_null() { json!({}) } else { extra };

@@ -31,7 +31,7 @@ use crate::items::{PageMeta, parse_id};
 use crate::query::{first, pairs, parse_page};
 use crate::resources::file_resource;
 use crate::served::{Entry, Served};
-use crate::webhooks::events::{Event, Subject};
+use crate::webhook_events::{Event, Subject};
 
 /// Longest `search` accepted (the spec's Limits table).
 const MAX_SEARCH: usize = 255;
@@ -169,7 +169,7 @@ pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), App
 
 /// Queues the webhooks of a file event.
 pub(crate) async fn file_event(state: &AppState, event: Event, id: i64) {
-    crate::webhooks::events::emit(state, event, Subject::File { id }).await;
+    crate::outbox::emit(state, event, Subject::File { id }).await;
 }
 
 /// The original bytes of a file the actor may read.

@@ -156,6 +156,6 @@ where
             other => other.into(),
         })?;
     state.content_changed().await;
-    super::file_event(state, crate::webhooks::events::Event::FileUploaded, file.id).await;
+    super::file_event(state, crate::webhook_events::Event::FileUploaded, file.id).await;
     Ok(written_file(state, actor, &file))
 }

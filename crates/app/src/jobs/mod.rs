@@ -2,95 +2,33 @@
 //! ([`vellum_storage::jobs`]), this process's worker ([`worker`]), and the jobs admin
 //! (`can-show-jobs` to look, `can-manage-jobs` to retry and cancel).
 //!
-//! Retries back off exponentially with jitter: attempt `n` waits between half and all of
-//! `base · 2^(n-1)`, capped at `max`, so receivers that failed together do not get their retries
-//! all at once. A job out of attempts is `dead`: kept (the newest [`KEPT_DEAD`]) for a person to
-//! look at and retry.
+//! A job out of attempts is `dead`: kept (the newest [`KEPT_DEAD`]) for a person to look at and
+//! retry. The retry schedule and this process's wake-up call are in [`crate::queue`].
 
 mod screen;
 pub mod worker;
 
 pub use screen::{JobsScreen, screen};
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value as Json;
-use tokio::sync::Notify;
 use vellum_storage::jobs::{self as stored, JobRow, JobStatus};
 
-use crate::app_config::JobsConfig;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::paging::{Paginated, Paging};
 use crate::principal::Principal;
 use crate::query::{first, pairs};
+pub use crate::queue::{backoff, jitter};
 use crate::resources::timestamp;
+pub use worker::start as start_worker;
 
 /// Dead jobs kept; older ones are deleted by the worker's sweep.
 pub const KEPT_DEAD: u64 = 10_000;
 /// Done and cancelled jobs are deleted this long after they ended.
 pub const KEEP_FINISHED: Duration = Duration::from_secs(7 * 24 * 60 * 60);
-
-/// This process's side of the queue: the worker's wake-up call and its outbound client.
-#[derive(Debug)]
-pub struct Jobs {
-    wake: Arc<Notify>,
-    outbound: Option<crate::webhooks::outbound::Outbound>,
-}
-
-impl Jobs {
-    pub(crate) fn new(config: &JobsConfig) -> Self {
-        let guard = crate::webhooks::outbound::AddressGuard::new(config.allowed_networks.clone());
-        let outbound = match crate::webhooks::outbound::Outbound::new(guard, config.request_timeout)
-        {
-            Ok(client) => Some(client),
-            Err(err) => {
-                tracing::error!(error = %err, "jobs: the webhook client could not start; deliveries will fail");
-                None
-            }
-        };
-        Self {
-            wake: Arc::new(Notify::new()),
-            outbound,
-        }
-    }
-
-    /// Tells this process's worker a job was queued (it also polls, for other replicas' jobs).
-    pub fn wake(&self) {
-        self.wake.notify_one();
-    }
-
-    pub(crate) fn wake_handle(&self) -> Arc<Notify> {
-        Arc::clone(&self.wake)
-    }
-
-    pub(crate) fn outbound(&self) -> Option<&crate::webhooks::outbound::Outbound> {
-        self.outbound.as_ref()
-    }
-}
-
-/// How long to wait before attempt `attempts + 1`, after `attempts` failed ones.
-#[must_use]
-pub fn backoff(config: &JobsConfig, attempts: u32, jitter: f64) -> Duration {
-    let exponent = attempts.saturating_sub(1).min(30);
-    let full = config
-        .backoff_base
-        .saturating_mul(1_u32 << exponent)
-        .min(config.backoff_max);
-    full.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
-}
-
-/// A random number in [0, 1) for the jitter (0.5 when the OS has no random source).
-#[must_use]
-pub fn jitter() -> f64 {
-    let mut bytes = [0_u8; 4];
-    if getrandom::fill(&mut bytes).is_err() {
-        return 0.5;
-    }
-    f64::from(u32::from_le_bytes(bytes)) / (f64::from(u32::MAX) + 1.0)
-}
 
 /// A job as the admin app shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -241,24 +179,4 @@ async fn record(state: &AppState, principal: &Principal, event: &str, id: &str) 
         crate::activity::Change::new("jobs", event).subject("job", id.to_owned()),
     )
     .await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_with_jitter_and_stops_at_the_cap() {
-        let config = JobsConfig {
-            backoff_base: Duration::from_secs(10),
-            backoff_max: Duration::from_secs(3600),
-            ..JobsConfig::default()
-        };
-        assert_eq!(backoff(&config, 1, 1.0), Duration::from_secs(10));
-        assert_eq!(backoff(&config, 1, 0.0), Duration::from_secs(5));
-        assert_eq!(backoff(&config, 3, 1.0), Duration::from_secs(40));
-        assert_eq!(backoff(&config, 40, 1.0), Duration::from_secs(3600));
-        let j = jitter();
-        assert!((0.0..1.0).contains(&j));
-    }
 }

@@ -17,8 +17,9 @@ use crate::telemetry::error_chain;
 /// How often finished and dead jobs beyond their keep are swept.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(60 * 60);
 
-/// Starts the worker when the configuration asks for one; it ends with the state.
-pub(crate) fn start(state: &AppState) {
+/// Starts this process's worker when the configuration asks for one (`concurrency` above 0); it
+/// ends with the state. The server calls it once its state is built; the CLI never does.
+pub fn start(state: &AppState) {
     let config = &state.config().jobs;
     if config.concurrency == 0 {
         return;
@@ -74,7 +75,7 @@ async fn claim_into_free_slots(state: &AppState, worker: &str, slots: &Arc<Semap
         .max(Duration::from_secs(5));
     let jobs = match stored::claim(
         state.db(),
-        crate::webhooks::events::QUEUE,
+        crate::webhook_events::QUEUE,
         worker,
         free as u64,
         lease,

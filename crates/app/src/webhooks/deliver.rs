@@ -5,11 +5,11 @@
 use vellum_storage::jobs::{JobRow, Outcome};
 use vellum_storage::webhooks::{self as stored, DisableAfter, NewDelivery};
 
-use super::events::Delivery;
 use super::outbound::Message;
 use super::signing;
 use crate::context::AppState;
 use crate::telemetry::error_chain;
+use crate::webhook_events::Delivery;
 
 /// Runs the attempt of `job` (claimed, so `job.attempts` counts this one).
 pub(crate) async fn attempt(state: &AppState, job: &JobRow) -> Outcome {
@@ -95,6 +95,6 @@ fn retry(state: &AppState, job: &JobRow, error: String) -> Outcome {
     let attempts = u32::try_from(job.attempts).unwrap_or(u32::MAX);
     Outcome::Failed {
         error,
-        retry_in: crate::jobs::backoff(&state.config().jobs, attempts, crate::jobs::jitter()),
+        retry_in: crate::queue::backoff(&state.config().jobs, attempts, crate::queue::jitter()),
     }
 }

@@ -1,6 +1,6 @@
 //! Outbound webhooks (issue 24): configured in the admin app with `can-manage-project-settings`
 //! (a webhook sends the project's events to an outside address, as project settings do), queued
-//! by the use cases that change items and files ([`events::emit`]), delivered by the job worker
+//! by the use cases that change items and files ([`crate::outbox::emit`]), delivered by the job worker
 //! ([`deliver`]) through the SSRF-guarded client ([`outbound`]), signed with the Standard
 //! Webhooks scheme ([`signing`]).
 //!
@@ -8,12 +8,12 @@
 //! holds their subscriptions, on every replica.
 
 pub(crate) mod deliver;
-pub mod events;
-pub mod outbound;
 mod screen;
 pub mod signing;
 
-pub use screen::{WebhooksScreen, screen};
+pub use crate::outbound;
+
+pub use screen::{CollectionChoice, WebhooksScreen, screen};
 
 use serde::Serialize;
 use serde_json::{Value as Json, json};
@@ -27,7 +27,7 @@ use crate::input::Input;
 use crate::paging::{Paginated, Paging};
 use crate::principal::Principal;
 use crate::resources::timestamp;
-use events::{Delivery, Event};
+use crate::webhook_events::{Delivery, Event};
 
 /// The most webhooks of a project.
 pub const MAX_WEBHOOKS: usize = 100;
@@ -250,7 +250,7 @@ pub async fn replay(
     message.timestamp = time::OffsetDateTime::now_utc().unix_timestamp();
     let payload = serde_json::to_value(&message)
         .map_err(|_| AppError::invalid("delivery", "The delivery cannot be replayed."))?;
-    events::queue(state, &[payload]).await?;
+    crate::outbox::queue(state, &[payload]).await?;
     record(
         state,
         principal,
@@ -288,10 +288,10 @@ async fn read_settings(
         .unwrap_or_else(|| {
             outbound::AddressGuard::new(state.config().jobs.allowed_networks.clone())
         });
-    if let Some(url) = url.as_deref().filter(|_| creating || input.has("url")) {
-        if let Err(message) = outbound::check_url(url, &guard) {
-            input.error("url", message);
-        }
+    if let Some(url) = url.as_deref().filter(|_| creating || input.has("url"))
+        && let Err(message) = outbound::check_url(url, &guard)
+    {
+        input.error("url", message);
     }
     let events = read_events(&mut input, creating, current);
     let collections = read_collections(state, &mut input, current).await?;
@@ -311,12 +311,11 @@ async fn read_settings(
         .optional_bool("enabled")
         .or(current.map(|c| c.enabled))
         .unwrap_or(true);
-    if let Some(name) = name.as_deref() {
-        if let Some(other) = stored::find_by_name(state.db(), name).await? {
-            if current.is_none_or(|c| c.id != other.id) {
-                input.error("name", "The name has already been taken.");
-            }
-        }
+    if let Some(name) = name.as_deref()
+        && let Some(other) = stored::find_by_name(state.db(), name).await?
+        && current.is_none_or(|c| c.id != other.id)
+    {
+        input.error("name", "The name has already been taken.");
     }
     let mut errors = take_errors(input);
     let secret = match secret {

@@ -4,10 +4,9 @@
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
-use crate::roles::CollectionOption;
 
 use super::WebhookResource;
-use super::events::Event;
+use crate::webhook_events::Event;
 
 /// The webhooks page's data.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +15,14 @@ pub struct WebhooksScreen {
     /// Every event name a webhook may subscribe to, in [`Event::ALL`]'s order.
     pub events: Vec<&'static str>,
     /// The project's collections, to limit item events to some of them.
-    pub collections: Vec<CollectionOption>,
+    pub collections: Vec<CollectionChoice>,
+}
+
+/// A collection the form offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionChoice {
+    pub slug: String,
+    pub name: String,
 }
 
 /// [`super::list`] with the create form's options.
@@ -29,8 +35,7 @@ pub async fn screen(state: &AppState, principal: &Principal) -> Result<WebhooksS
     let collections = snapshot
         .collections
         .iter()
-        .map(|c| CollectionOption {
-            id: c.id,
+        .map(|c| CollectionChoice {
             slug: c.slug.to_string(),
             name: c.name.clone(),
         })

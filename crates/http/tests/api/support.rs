@@ -257,9 +257,12 @@ async fn state_for(conn: vellum_storage::Database, config: HttpConfig) -> AppSta
         }
         _ => Backends::local(&config, blobs),
     };
-    AppState::with_backends(conn, config, backends)
+    let state = AppState::with_backends(conn, config, backends)
         .await
-        .unwrap()
+        .unwrap();
+    // As the server does: a worker when the configuration asks for one (webhook tests).
+    vellum_app::jobs::start_worker(&state);
+    state
 }
 
 /// As [`TestApp::with_config`], but every SQL statement the app's connection runs bumps the

@@ -543,10 +543,8 @@ async fn duplicate_copies_permissions_and_matrices_but_not_memberships() {
         vellum_storage::keys::NewApiKey {
             name: "copy-key",
             role: "editor-copy",
-            secret: &vellum_policy::ApiKeySecret::parse(
-                "ek_copycopycopy0123456789abcdef012345",
-            )
-            .unwrap(),
+            secret: &vellum_policy::ApiKeySecret::parse("ek_copycopycopy0123456789abcdef012345")
+                .unwrap(),
             ip_allowlist: &vellum_policy::IpAllowlist::default(),
             expires_at: None,
         },

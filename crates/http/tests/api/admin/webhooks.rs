@@ -349,8 +349,10 @@ async fn a_job_whose_worker_died_is_delivered_by_another_replica() {
         json!({"name": "site", "url": receiver.url, "events": ["item.created"]}),
     )
     .await;
-    post_item(&app, "articles", json!({"title": {"en": "Hi"}})).await;
-    // A replica claims the job, and dies before its attempt ends.
+    for title in ["one", "two", "three"] {
+        post_item(&app, "articles", json!({"title": {"en": title}})).await;
+    }
+    // A replica claims the jobs, and dies before their attempts end.
     let claimed = vellum_storage::jobs::claim(
         &app.db.conn,
         "webhook",
@@ -360,18 +362,19 @@ async fn a_job_whose_worker_died_is_delivered_by_another_replica() {
     )
     .await
     .unwrap();
-    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed.len(), 3);
     // Another replica with a worker: nothing is due until the dead one's lease runs out.
     let other = vellum_app::AppState::new(app.db.conn.clone(), config(jobs))
         .await
         .unwrap();
+    vellum_app::jobs::start_worker(&other);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         receiver.received().is_empty(),
         "delivered before the lease ran out"
     );
-    let got = receiver.wait_for(1, WAIT).await;
-    assert_eq!(got.len(), 1);
+    let got = receiver.wait_for(3, WAIT).await;
+    assert_eq!(got.len(), 3);
     let job = wait_for_job(&app, &session, "done").await;
     assert_eq!(job["attempts"], 2, "the dead replica's attempt counts");
     // The dead replica's late finish changes nothing.
@@ -528,4 +531,88 @@ async fn a_file_upload_is_delivered() {
     assert_eq!(body["type"], "file.uploaded");
     assert_eq!(body["data"]["id"], file["id"]);
     let _ = wait_for_job(&app, &session, "done").await;
+}
+
+#[actix_web::test]
+async fn the_admin_app_queues_each_item_event_once_and_its_own_restore() {
+    // No worker: every queued delivery stays visible on the jobs list.
+    let app = TestApp::with_config(
+        blog(),
+        config(JobsConfig {
+            concurrency: 0,
+            ..fast_jobs()
+        }),
+    )
+    .await;
+    let session = signed_in_with(
+        &app,
+        "editor@example.com",
+        &[
+            "can-manage-project-settings",
+            "can-show-jobs",
+            "can-create-collections",
+            "can-delete-collections",
+            "can-restore-collections",
+        ],
+    )
+    .await;
+    create_hook(
+        &app,
+        &session,
+        json!({"name": "all", "url": "https://hooks.example.com/in", "events": ["item.created", "item.deleted", "item.restored"]}),
+    )
+    .await;
+    let created = app
+        .admin(
+            Method::POST,
+            "/collections/articles/items",
+            Some(&session),
+            Some(json!({"data": {"title": "new"}})),
+        )
+        .await;
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    let id = created.json()["data"]["id"].as_i64().unwrap();
+    let item = format!("/collections/articles/items/{id}");
+    assert_eq!(
+        app.admin(Method::DELETE, &item, Some(&session), None)
+            .await
+            .status,
+        204
+    );
+    let restored = app
+        .admin(
+            Method::POST,
+            &format!("{item}/restore"),
+            Some(&session),
+            None,
+        )
+        .await;
+    assert_eq!(restored.status, 200);
+    let jobs = app
+        .admin(Method::GET, "/jobs?per_page=100", Some(&session), None)
+        .await
+        .json();
+    let mut events: Vec<String> = jobs["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["payload"]["event"].as_str().unwrap().to_owned())
+        .collect();
+    events.sort();
+    assert_eq!(events, ["item.created", "item.deleted", "item.restored"]);
+    let body: Value =
+        serde_json::from_str(jobs["data"][0]["payload"]["body"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        body["surrogate_keys"],
+        json!([
+            format!("item:articles:{id}"),
+            "items:articles",
+            "collection:articles"
+        ])
+    );
 }

@@ -1,5 +1,5 @@
-//! The events webhooks subscribe to, and their emission: a use case that changed an item or a
-//! file calls [`emit`] once its write is committed, and one job per subscribed webhook is queued.
+//! The events webhooks subscribe to, their payloads and subscriptions: plain data, used by the
+//! snapshot (which holds the subscriptions) and by `webhooks` (which queues and delivers).
 //!
 //! Payloads are thin: the event, when it happened, and what it is about (collection and item id,
 //! or file id), never field values. A receiver that wants the item reads it through the API with
@@ -10,13 +10,9 @@
 //! job sends exactly the same signed bytes, so a receiver can drop a duplicate by `webhook-id`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
-use vellum_storage::jobs::{self, NewJob};
-
-use crate::context::AppState;
-use crate::telemetry::error_chain;
 
 /// The job queue webhook deliveries run in.
 pub const QUEUE: &str = "webhook";
@@ -75,19 +71,6 @@ impl Event {
         }
     }
 
-    /// The event of an item activity (`created`, `updated`, `deleted`, `force_deleted`,
-    /// `restored`), if it is one webhooks know.
-    #[must_use]
-    pub fn of_item_activity(activity: &str) -> Option<Self> {
-        match activity {
-            "created" => Some(Self::ItemCreated),
-            "updated" => Some(Self::ItemUpdated),
-            "deleted" | "force_deleted" => Some(Self::ItemDeleted),
-            "restored" => Some(Self::ItemRestored),
-            _ => None,
-        }
-    }
-
     fn is_item(self) -> bool {
         matches!(
             self,
@@ -119,79 +102,26 @@ pub struct Delivery {
 /// The body of an event's message.
 #[must_use]
 pub fn body(event: Event, subject: &Subject<'_>, at: OffsetDateTime) -> String {
-    let data = match subject {
-        Subject::Item { collection, id } => json!({ "collection": collection, "id": id }),
-        Subject::File { id } => json!({ "id": id }),
+    let (data, keys) = match subject {
+        Subject::Item { collection, id } => (
+            json!({ "collection": collection, "id": id }),
+            json!([
+                format!("item:{collection}:{id}"),
+                format!("items:{collection}"),
+                format!("collection:{collection}"),
+            ]),
+        ),
+        Subject::File { id } => (json!({ "id": id }), json!([format!("file:{id}"), "files"])),
     };
+    // The purge hook: the cache tags (`Surrogate-Key`, `Cache-Tag`) of the public responses
+    // this change makes stale, for a receiver that purges a CDN by tag.
     json!({
         "type": event.name(),
         "timestamp": at.format(&Rfc3339).unwrap_or_default(),
         "data": data,
+        "surrogate_keys": keys,
     })
     .to_string()
-}
-
-/// Queues one delivery per enabled webhook subscribed to `event` (and, for an item event, to its
-/// collection). Called after the write is committed; a failure to queue is logged, not returned,
-/// since the change itself stands.
-pub async fn emit(state: &AppState, event: Event, subject: Subject<'_>) {
-    let Ok(snapshot) = state.snapshot().await else {
-        tracing::warn!(
-            event = event.name(),
-            "webhooks: the project could not be read; no delivery queued"
-        );
-        return;
-    };
-    let collection = match &subject {
-        Subject::Item { collection, .. } => Some(*collection),
-        Subject::File { .. } => None,
-    };
-    let hooks: Vec<i64> = snapshot
-        .webhooks
-        .iter()
-        .filter(|hook| hook.subscribes(event, collection))
-        .map(|hook| hook.id)
-        .collect();
-    if hooks.is_empty() {
-        return;
-    }
-    let at = OffsetDateTime::now_utc();
-    let body = body(event, &subject, at);
-    let payloads: Vec<Json> = hooks
-        .into_iter()
-        .filter_map(|webhook_id| {
-            serde_json::to_value(Delivery {
-                webhook_id,
-                event: event.name().to_owned(),
-                message_id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
-                timestamp: at.unix_timestamp(),
-                body: body.clone(),
-            })
-            .ok()
-        })
-        .collect();
-    if let Err(err) = queue(state, &payloads).await {
-        tracing::error!(event = event.name(), error = %error_chain(&err), "webhooks: queueing deliveries failed");
-    }
-}
-
-/// Queues deliveries (one transaction) and wakes this process's worker.
-pub(crate) async fn queue(
-    state: &AppState,
-    payloads: &[Json],
-) -> Result<(), vellum_storage::StorageError> {
-    let max_attempts = state.config().jobs.max_attempts;
-    let news: Vec<NewJob<'_>> = payloads
-        .iter()
-        .map(|payload| NewJob {
-            queue: QUEUE,
-            payload,
-            max_attempts,
-        })
-        .collect();
-    jobs::enqueue_all(state.db(), &news).await?;
-    state.jobs().wake();
-    Ok(())
 }
 
 /// A webhook as the snapshot holds it, for [`emit`].
@@ -238,8 +168,8 @@ mod tests {
         }
         assert_eq!(Event::parse("item.exploded"), None);
         assert_eq!(
-            Event::of_item_activity("force_deleted"),
-            Some(Event::ItemDeleted)
+            Event::of_file_activity("force_deleted"),
+            Some(Event::FileDeleted)
         );
     }
 
@@ -275,7 +205,7 @@ mod tests {
         );
         assert_eq!(
             body,
-            r#"{"type":"item.updated","timestamp":"2025-11-28T03:20:00Z","data":{"collection":"articles","id":7}}"#
+            r#"{"type":"item.updated","timestamp":"2025-11-28T03:20:00Z","data":{"collection":"articles","id":7},"surrogate_keys":["item:articles:7","items:articles","collection:articles"]}"#
         );
     }
 }
