@@ -234,7 +234,10 @@ pub(crate) fn is_expandable(field: &FieldDef) -> bool {
     )
 }
 
-fn related_collection(field: &FieldDef) -> Option<i64> {
+/// The collection a relation field (`relation`, `many_to_one`, `one_to_many`, `many_to_many`…)
+/// points at, as stored.
+#[must_use]
+pub fn related_collection(field: &FieldDef) -> Option<i64> {
     match &field.settings.kind {
         TypeSettings::Relation(rel) | TypeSettings::ManyToMany { relation: rel, .. } => {
             rel.related_collection_id

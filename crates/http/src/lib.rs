@@ -27,6 +27,7 @@ pub mod schemas;
 pub mod server;
 pub mod session;
 mod sse;
+pub mod surrogate;
 mod websocket;
 
 /// The OpenAPI 3.1 description of `/api/v1` (served at `GET /api/v1/openapi.json`).
@@ -91,6 +92,8 @@ pub fn app(
         .service(
             web::scope("/api/v1")
                 .wrap(from_fn(middleware::response_cache))
+                // Outside the cache: a hit is tagged as its miss was.
+                .wrap(from_fn(surrogate::tag))
                 .wrap(from_fn(middleware::watch_storage))
                 .wrap(from_fn(actor::resolve_actor))
                 .wrap(from_fn(middleware::request_timeout))

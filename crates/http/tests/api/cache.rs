@@ -595,3 +595,32 @@ async fn an_over_long_filter_operand_is_never_cached() {
     }
     assert_eq!(app.state.cached_entries().await, Some(0));
 }
+
+/// Public answers carry their cache tags (issue 24), on a miss and on a hit alike; with
+/// `include`, the related collections' tags too.
+#[actix_web::test]
+async fn public_answers_carry_surrogate_keys_and_cache_tags() {
+    let app = TestApp::new(blog()).await;
+    for _ in 0..2 {
+        let res = app.get("/api/v1/collections/articles/items/4").await;
+        assert_eq!(res.status, 200);
+        assert_eq!(
+            res.header("surrogate-key"),
+            Some("vellum collection:articles item:articles:4")
+        );
+        assert_eq!(
+            res.header("cache-tag"),
+            Some("vellum,collection:articles,item:articles:4")
+        );
+    }
+    let res = app
+        .get("/api/v1/collections/articles/items?include=author")
+        .await;
+    assert_eq!(
+        res.header("surrogate-key"),
+        Some("vellum collection:articles items:articles collection:authors collection:tags files")
+    );
+    let missing = app.get("/api/v1/collections/articles/items/999").await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.header("surrogate-key"), None);
+}
