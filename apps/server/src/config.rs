@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use vellum_app::config::{
-    AdminArgs, AiArgs, BlobArgs, JobArgs, DatabaseArgs, HttpArgs, LogArgs, PoolArgs, RealtimeArgs,
+    AdminArgs, AiArgs, BlobArgs, DatabaseArgs, HttpArgs, JobArgs, LogArgs, PoolArgs, RealtimeArgs,
     RedisArgs, Switch,
 };
 
