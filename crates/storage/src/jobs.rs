@@ -261,12 +261,35 @@ pub async fn finish<C: TransactionTrait>(
     outcome: &Outcome,
 ) -> Result<Option<JobStatus>, StorageError> {
     let tx = begin_write(db).await?;
-    let Some(job) = find(&tx, id).await? else {
-        tx.commit().await?;
+    let status = finish_in(&tx, id, worker, outcome).await?;
+    tx.commit().await?;
+    Ok(status)
+}
+
+/// [`finish`] inside the caller's write transaction (which logs the attempt in the same one).
+///
+/// # Errors
+/// A database error.
+pub async fn finish_in<C: ConnectionTrait>(
+    tx: &C,
+    id: &str,
+    worker: &str,
+    outcome: &Outcome,
+) -> Result<Option<JobStatus>, StorageError> {
+    let backend = tx.get_database_backend();
+    let mut lock = Sql::new(backend);
+    lock.push("SELECT ")
+        .push(COLUMNS)
+        .push(" FROM jobs WHERE id = ")
+        .bind(id);
+    if lock.is_postgres() {
+        // A claim of the same job (its lease ran out) waits for this finish, or this one for it.
+        lock.push(" FOR UPDATE");
+    }
+    let Some(job) = lock.one_as::<JobRow, _>(tx).await? else {
         return Ok(None);
     };
     if job.status() != JobStatus::Running || job.locked_by.as_deref() != Some(worker) {
-        tx.commit().await?;
         return Ok(None);
     }
     let at = now();
@@ -280,7 +303,7 @@ pub async fn finish<C: TransactionTrait>(
         Outcome::Failed { error, .. } => (JobStatus::Dead, Some(error.as_str()), job.run_at),
         Outcome::Abandoned { error } => (JobStatus::Cancelled, Some(error.as_str()), job.run_at),
     };
-    let mut sql = Sql::new(tx.get_database_backend());
+    let mut sql = Sql::new(backend);
     sql.push("UPDATE jobs SET status = ")
         .bind(status.as_str())
         .push(", locked_by = NULL, locked_until = NULL, last_error = ")
@@ -291,8 +314,7 @@ pub async fn finish<C: TransactionTrait>(
         .bind(at)
         .push(" WHERE id = ")
         .bind(id);
-    sql.execute(&tx).await?;
-    tx.commit().await?;
+    sql.execute(tx).await?;
     Ok(Some(status))
 }
 

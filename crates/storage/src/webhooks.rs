@@ -228,10 +228,42 @@ pub async fn record_delivery<C: TransactionTrait>(
     new: &NewDelivery<'_>,
     limit: DisableAfter,
 ) -> Result<bool, StorageError> {
+    let tx = begin_write(db).await?;
+    let disabled = record_delivery_in(&tx, new, limit).await?;
+    tx.commit().await?;
+    Ok(disabled)
+}
+
+/// Ends a delivery job's attempt and logs it in one write transaction (one turn of SQLite's
+/// writer queue per delivery, and the log never disagrees with the job): the job's status as
+/// [`jobs::finish`](crate::jobs::finish) gives it, and whether the attempt disabled the webhook.
+///
+/// # Errors
+/// A database error.
+#[instrument(skip_all, err, fields(webhook = new.webhook_id, job = new.job_id))]
+pub async fn finish_delivery<C: TransactionTrait>(
+    db: &C,
+    worker: &str,
+    outcome: &crate::jobs::Outcome,
+    new: &NewDelivery<'_>,
+    limit: DisableAfter,
+) -> Result<(Option<crate::jobs::JobStatus>, bool), StorageError> {
+    let tx = begin_write(db).await?;
+    let disabled = record_delivery_in(&tx, new, limit).await?;
+    let status = crate::jobs::finish_in(&tx, new.job_id, worker, outcome).await?;
+    tx.commit().await?;
+    Ok((status, disabled))
+}
+
+/// [`record_delivery`] inside the caller's write transaction.
+async fn record_delivery_in<C: ConnectionTrait>(
+    tx: &C,
+    new: &NewDelivery<'_>,
+    limit: DisableAfter,
+) -> Result<bool, StorageError> {
     let Some(webhook) = id_param(new.webhook_id) else {
         return Ok(false);
     };
-    let tx = begin_write(db).await?;
     let backend = tx.get_database_backend();
     let at = now();
     let mut log = Sql::new(backend);
@@ -259,7 +291,7 @@ pub async fn record_delivery<C: TransactionTrait>(
     .push(" WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ")
     .bind(webhook)
     .push(")");
-    log.execute(&tx).await?;
+    log.execute(tx).await?;
     let mut prune = Sql::new(backend);
     prune
         .push("DELETE FROM webhook_deliveries WHERE webhook_id = ")
@@ -271,20 +303,19 @@ pub async fn record_delivery<C: TransactionTrait>(
         .push(" ORDER BY id DESC LIMIT ")
         .bind(i64::try_from(KEPT_DELIVERIES).unwrap_or(i64::MAX))
         .push(") AS newest)");
-    prune.execute(&tx).await?;
+    prune.execute(tx).await?;
     let mut count = Sql::new(backend);
     if new.delivered {
         count
             .push("UPDATE webhooks SET failures = 0 WHERE id = ")
             .bind(webhook);
-        count.execute(&tx).await?;
-        tx.commit().await?;
+        count.execute(tx).await?;
         return Ok(false);
     }
     count
         .push("UPDATE webhooks SET failures = failures + 1 WHERE id = ")
         .bind(webhook);
-    count.execute(&tx).await?;
+    count.execute(tx).await?;
     let limit = i32::try_from(limit.0.max(1)).unwrap_or(i32::MAX);
     let mut disable = Sql::new(backend);
     disable
@@ -300,9 +331,7 @@ pub async fn record_delivery<C: TransactionTrait>(
         .bind(true)
         .push(" AND failures >= ")
         .bind(limit);
-    let disabled = disable.execute(&tx).await? > 0;
-    tx.commit().await?;
-    Ok(disabled)
+    Ok(disable.execute(tx).await? > 0)
 }
 
 /// A page of webhook `id`'s delivery log, newest first.

@@ -105,8 +105,7 @@ async fn claim_into_free_slots(state: &AppState, worker: &str, slots: &Arc<Semap
 
 /// Runs one attempt and ends it in the queue.
 async fn run(state: &AppState, worker: &str, job: &JobRow) {
-    let outcome = crate::webhooks::deliver::attempt(state, job).await;
-    match stored::finish(state.db(), &job.id, worker, &outcome).await {
+    match crate::webhooks::deliver::run(state, worker, job).await {
         Ok(Some(status)) => {
             tracing::debug!(job = %job.id, status = status.as_str(), attempt = job.attempts, "jobs: attempt ended");
         }

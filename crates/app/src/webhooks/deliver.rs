@@ -1,8 +1,9 @@
 //! One delivery attempt: read the webhook as it is now, sign the queued message with its secret,
-//! send it, log the attempt, and say how the job ends (done, retry later, or abandoned when the
-//! webhook is gone or disabled).
+//! send it, and end the job (done, retry later, or abandoned when the webhook is gone or
+//! disabled) in the same write transaction that logs the attempt.
 
-use vellum_storage::jobs::{JobRow, Outcome};
+use vellum_storage::StorageError;
+use vellum_storage::jobs::{self as queue, JobRow, JobStatus, Outcome};
 use vellum_storage::webhooks::{self as stored, DisableAfter, NewDelivery};
 
 use super::outbound::Message;
@@ -11,28 +12,63 @@ use crate::context::AppState;
 use crate::telemetry::error_chain;
 use crate::webhook_events::Delivery;
 
-/// Runs the attempt of `job` (claimed, so `job.attempts` counts this one).
-pub(crate) async fn attempt(state: &AppState, job: &JobRow) -> Outcome {
+/// Runs `worker`'s attempt at `job` (claimed, so `job.attempts` counts this one) and ends it;
+/// gives the status it ended in (`None`: the job was no longer this worker's).
+///
+/// # Errors
+/// The database, when the attempt could not be ended (its lease then runs out and another
+/// attempt follows).
+pub(crate) async fn run(
+    state: &AppState,
+    worker: &str,
+    job: &JobRow,
+) -> Result<Option<JobStatus>, StorageError> {
+    match attempt(state, worker, job).await {
+        Attempted::Logged(status) => status,
+        Attempted::Unsent(outcome) => queue::finish(state.db(), &job.id, worker, &outcome).await,
+    }
+}
+
+/// How an attempt went: sent and ended with its log, or ended before anything was sent.
+enum Attempted {
+    Logged(Result<Option<JobStatus>, StorageError>),
+    Unsent(Outcome),
+}
+
+async fn attempt(state: &AppState, worker: &str, job: &JobRow) -> Attempted {
+    match send(state, worker, job).await {
+        Ok(logged) => Attempted::Logged(logged),
+        Err(outcome) => Attempted::Unsent(outcome),
+    }
+}
+
+/// Sends the message and ends the job with its log; `Err` with how the job ends when nothing
+/// was sent.
+async fn send(
+    state: &AppState,
+    worker: &str,
+    job: &JobRow,
+) -> Result<Result<Option<JobStatus>, StorageError>, Outcome> {
     let delivery: Delivery = match serde_json::from_str(&job.payload) {
         Ok(delivery) => delivery,
-        Err(_) => return abandon("the job's payload is not a webhook delivery"),
+        Err(_) => return Err(abandon("the job's payload is not a webhook delivery")),
     };
     let hook = match stored::find(state.db(), delivery.webhook_id).await {
         Ok(Some(hook)) => hook,
-        Ok(None) => return abandon("the webhook was deleted"),
+        Ok(None) => return Err(abandon("the webhook was deleted")),
         Err(err) => {
-            return retry(
+            return Err(retry(
                 state,
                 job,
                 format!("reading the webhook failed: {}", error_chain(&err)),
-            );
+            ));
         }
     };
     if !hook.enabled {
-        return abandon("the webhook is disabled");
+        return Err(abandon("the webhook is disabled"));
     }
     let Some(key) = signing::secret_key(&hook.secret) else {
-        return abandon("the webhook's secret is not a whsec_ key");
+        return Err(abandon("the webhook's secret is not a whsec_ key"));
     };
     let Some(signature) = signing::signature(
         &key,
@@ -40,10 +76,14 @@ pub(crate) async fn attempt(state: &AppState, job: &JobRow) -> Outcome {
         delivery.timestamp,
         &delivery.body,
     ) else {
-        return abandon("the message could not be signed");
+        return Err(abandon("the message could not be signed"));
     };
     let Some(outbound) = state.jobs().outbound() else {
-        return retry(state, job, "the webhook client is not running".to_owned());
+        return Err(retry(
+            state,
+            job,
+            "the webhook client is not running".to_owned(),
+        ));
     };
     let response = outbound
         .send(Message {
@@ -64,25 +104,21 @@ pub(crate) async fn attempt(state: &AppState, job: &JobRow) -> Outcome {
         duration_ms: u64::try_from(response.duration.as_millis()).unwrap_or(u64::MAX),
         error: response.error.as_deref(),
     };
-    let limit = DisableAfter(state.config().jobs.disable_after);
-    match stored::record_delivery(state.db(), &logged, limit).await {
-        Ok(true) => {
-            tracing::warn!(
-                webhook = delivery.webhook_id,
-                "webhooks: disabled after repeated failures"
-            );
-            // The snapshot's subscriptions change: no more deliveries are queued for it.
-            state.content_changed().await;
-        }
-        Ok(false) => {}
-        Err(err) => {
-            tracing::warn!(error = %error_chain(&err), "webhooks: logging a delivery failed");
-        }
-    }
-    match response.error {
+    let outcome = match &response.error {
         None => Outcome::Done,
-        Some(error) => retry(state, job, error),
+        Some(error) => retry(state, job, error.clone()),
+    };
+    let limit = DisableAfter(state.config().jobs.disable_after);
+    let ended = stored::finish_delivery(state.db(), worker, &outcome, &logged, limit).await;
+    if let Ok((_, true)) = ended {
+        tracing::warn!(
+            webhook = delivery.webhook_id,
+            "webhooks: disabled after repeated failures"
+        );
+        // The snapshot's subscriptions change: no more deliveries are queued for it.
+        state.invalidate().await;
     }
+    Ok(ended.map(|(status, _)| status))
 }
 
 fn abandon(error: &str) -> Outcome {
