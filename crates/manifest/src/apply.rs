@@ -60,6 +60,7 @@ pub async fn apply<C: ConnectionTrait + TransactionTrait>(
     apply_collections(&tx, collections).await?;
     apply_roles(&tx, manifest).await?;
     let report = apply_keys(&tx, manifest).await?;
+    crate::webhooks::apply_webhooks(&tx, manifest).await?;
     apply_folders(&tx, manifest).await?;
     apply_items(&tx, manifest).await?;
     tx.commit().await?;
@@ -67,14 +68,14 @@ pub async fn apply<C: ConnectionTrait + TransactionTrait>(
     Ok(report)
 }
 
-fn array<'a>(manifest: &'a Value, key: &str) -> &'a [Value] {
+pub(crate) fn array<'a>(manifest: &'a Value, key: &str) -> &'a [Value] {
     manifest
         .get(key)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
 
-fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(crate) fn text<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 

@@ -90,6 +90,10 @@ pub async fn export<C: ConnectionTrait>(
         .collect();
     manifest.insert("api_keys".into(), Value::Array(keys));
 
+    manifest.insert(
+        "webhooks".into(),
+        Value::Array(crate::webhooks::export_webhooks(db).await?),
+    );
     manifest.insert("folders".into(), Value::Array(folders(db).await?));
 
     if include_items {

@@ -19,6 +19,7 @@ mod dry_run;
 mod export;
 mod path;
 mod schema;
+mod webhooks;
 
 use std::fmt;
 

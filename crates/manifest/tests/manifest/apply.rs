@@ -464,3 +464,75 @@ async fn rotating_onto_another_keys_key_id_is_refused_and_changes_nothing() {
     assert!(authenticates(&db.conn, OLD_SECRET).await);
     assert!(authenticates(&db.conn, "ek_0123456789abcdef0123456789abcdef").await);
 }
+
+/// The `webhooks` section (issue 24): created with its secret, matched by name on a second apply
+/// (the secret kept when none is given), exported without secrets, and refused with the path for
+/// an unknown collection, an unknown event or a new webhook without its secret.
+#[tokio::test]
+async fn webhooks_apply_by_name_keep_their_secret_and_export_without_it() {
+    const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let db = TestDb::new().await.unwrap();
+    let mut manifest = example();
+    manifest["webhooks"] = json!([{
+        "name": "site-build", "url": "https://build.example.com/hook",
+        "events": ["item.created", "item.updated"], "collections": ["articles"], "secret": SECRET
+    }]);
+    apply(&db.conn, &manifest).await.unwrap();
+    let stored = vellum_storage::webhooks::find_by_name(&db.conn, "site-build")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.secret, SECRET);
+    assert_eq!(stored.collections, r#"["articles"]"#);
+
+    let exported = export(&db.conn, false).await.unwrap();
+    assert_eq!(
+        exported["webhooks"],
+        json!([{"name": "site-build", "url": "https://build.example.com/hook",
+                "events": ["item.created", "item.updated"], "collections": ["articles"]}])
+    );
+    assert!(
+        !exported.to_string().contains("whsec_"),
+        "no secret in an export"
+    );
+    // The export applies again: the webhook keeps its secret and takes the new settings.
+    let mut again = exported.clone();
+    again["webhooks"][0]["enabled"] = json!(false);
+    apply(&db.conn, &again).await.unwrap();
+    let stored = vellum_storage::webhooks::find_by_name(&db.conn, "site-build")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.secret, SECRET);
+    assert!(!stored.enabled);
+    assert_eq!(
+        vellum_storage::webhooks::all(&db.conn).await.unwrap().len(),
+        1
+    );
+
+    for (hook, path) in [
+        (
+            json!({"name": "n", "url": "https://x.example.com/", "events": ["item.created"]}),
+            "webhooks[0].secret",
+        ),
+        (
+            json!({"name": "n", "url": "https://x.example.com/", "events": ["item.created"], "collections": ["nope"], "secret": SECRET}),
+            "webhooks[0].collections[0]",
+        ),
+        (
+            json!({"name": "n", "url": "https://x.example.com/", "events": ["item.exploded"], "secret": SECRET}),
+            "webhooks[0].events[0]",
+        ),
+        (
+            json!({"name": "n", "url": "ftp://x.example.com/", "events": ["item.created"], "secret": SECRET}),
+            "webhooks[0].url",
+        ),
+    ] {
+        let mut bad = example();
+        bad["webhooks"] = json!([hook]);
+        match apply(&db.conn, &bad).await {
+            Err(ManifestError::Invalid(e)) => assert_eq!(e.path, path, "{e}"),
+            other => panic!("{path}: expected an invalid manifest, got {other:?}"),
+        }
+    }
+}
