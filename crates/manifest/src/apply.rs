@@ -68,14 +68,14 @@ pub async fn apply<C: ConnectionTrait + TransactionTrait>(
     Ok(report)
 }
 
-pub(crate) fn array<'a>(manifest: &'a Value, key: &str) -> &'a [Value] {
+fn array<'a>(manifest: &'a Value, key: &str) -> &'a [Value] {
     manifest
         .get(key)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
 
-pub(crate) fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 

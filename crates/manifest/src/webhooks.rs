@@ -11,8 +11,17 @@ use vellum_storage::collections;
 use vellum_storage::webhooks::{self, WebhookSettings};
 
 use crate::ManifestError;
-use crate::apply::{array, text};
 use crate::path::join;
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
 
 pub(crate) async fn apply_webhooks<C: ConnectionTrait>(
     tx: &C,
