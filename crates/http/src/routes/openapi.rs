@@ -427,8 +427,8 @@ mod tests {
         // metadata, tag and favorite routes, + 5 upload, replace, copy and download (GET and
         // HEAD), + 5 delete, restore, force delete, usage and bulk; issue 21's team chat: + 14
         // thread routes, + 17 message and attachment routes (download GET and HEAD); issue 22's
-        // AI chat: + 13.
-        assert_eq!(operations.len(), 161);
+        // AI chat: + 13; issue 24: + 7 webhook routes, + 4 job routes.
+        assert_eq!(operations.len(), 172);
         assert_eq!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"

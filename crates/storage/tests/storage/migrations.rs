@@ -11,7 +11,7 @@ use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use vellum_migration::{Migrator, MigratorTrait};
 use vellum_storage::testing::{POSTGRES_ENV, TestDb};
 
-const TABLES: [&str; 43] = [
+const TABLES: [&str; 46] = [
     "activity_log",
     "ai_attachments",
     "ai_conversations",
@@ -41,6 +41,7 @@ const TABLES: [&str; 43] = [
     "item_revisions",
     "item_unique_values",
     "items",
+    "jobs",
     "login_codes",
     "passkeys",
     "permissions",
@@ -55,6 +56,8 @@ const TABLES: [&str; 43] = [
     "user_roles",
     "users",
     "webauthn_ceremonies",
+    "webhook_deliveries",
+    "webhooks",
 ];
 
 async fn tables(db: &TestDb) -> Vec<String> {
