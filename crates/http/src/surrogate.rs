@@ -30,10 +30,14 @@ pub async fn tag(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let wanted = matches!(*req.method(), Method::GET | Method::HEAD);
+    // Read under the borrow of the extensions: no copy of the actor on the hot path.
     let tags = wanted
         .then(|| {
-            let actor = req.extensions().get::<Actor>().cloned();
-            tags(req.path(), req.query_string(), actor.as_ref())
+            tags(
+                req.path(),
+                req.query_string(),
+                req.extensions().get::<Actor>(),
+            )
         })
         .flatten();
     let mut res = next.call(req).await?;

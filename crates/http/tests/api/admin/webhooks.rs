@@ -144,6 +144,11 @@ async fn every_webhook_and_job_route_is_allowed_with_its_permission_and_denied_w
     post_item(&app, "articles", json!({"title": {"en": "Queued"}})).await;
     let list = Route::new(Method::GET, "/jobs", None);
     assert_denied(&app, &list, &outsider).await;
+    let unknown = app
+        .admin(Method::GET, "/jobs?status=exploded", Some(&show_jobs), None)
+        .await;
+    assert_eq!(unknown.status, 422);
+    assert_eq!(error_fields(&unknown.json()), vec!["status"]);
     assert_denied(&app, &list, &manage_jobs).await;
     // Disabled above: the write queued nothing. Enable it and write again.
     assert_allowed(
