@@ -16,6 +16,7 @@ use vellum_storage::items::{self as stored, FilterScope, ListItems};
 use vellum_storage::model::Collection;
 
 use crate::actor::Actor;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::list_memo::{ListKey, list_page};
@@ -57,9 +58,14 @@ pub async fn list(
     let role_filter = actor.role.item_filter(&collection.slug);
     // The total depends on the collection, the query's filter and the locale it compares
     // translatable fields in, and the role's filter (always compared in the default locale);
-    // sort and page do not change it. Positions in the list are remembered under the same key.
+    // sort and page do not change it, and the stamp of the content it can reach moves with
+    // every write of it. Positions in the list are remembered under the same key.
+    let stamp = state
+        .stamp(&actor.snapshot, actor.snapshot.scopes_of(collection.id))
+        .await;
     let key = ListKey::new(
         collection.id,
+        stamp,
         &query.read.locale,
         &query.filter,
         role_filter,
@@ -152,7 +158,9 @@ where
     )
     .await
     .map_err(AppError::from)?;
-    state.content_changed().await;
+    state
+        .content_changed(Scope::Collection(collection.id))
+        .await;
     item_event(state, Event::ItemCreated, &collection, item.id).await;
     Ok(render_written_item(state, actor, &collection, item, &query).await?)
 }
@@ -197,7 +205,9 @@ where
     )
     .await
     .map_err(AppError::from)?;
-    state.content_changed().await;
+    state
+        .content_changed(Scope::Collection(collection.id))
+        .await;
     item_event(state, Event::ItemUpdated, &collection, item.id).await;
     Ok(render_written_item(state, actor, &collection, item, &query).await?)
 }
@@ -220,7 +230,9 @@ pub async fn delete(state: &AppState, actor: &Actor, slug: &str, id: &str) -> Re
         id,
     )
     .await?;
-    state.content_changed().await;
+    state
+        .content_changed(Scope::Collection(collection.id))
+        .await;
     item_event(state, Event::ItemDeleted, &collection, id).await;
     Ok(())
 }

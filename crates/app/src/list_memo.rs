@@ -1,6 +1,7 @@
-//! What is remembered of item lists for as long as the snapshot (the epoch) holds: each list's
-//! total, and positions in lists sorted by id. Every write bumps the epoch, so both are the
-//! current ones; both memos are bounded by entries.
+//! What is remembered of item lists for as long as the snapshot holds: each list's total, and
+//! positions in lists sorted by id. Both are keyed by the stamp of the content the list can see
+//! ([`crate::cache::scope`]), which every write of that content moves, so what is found is
+//! current; both memos are bounded by entries.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -17,7 +18,8 @@ use crate::cache::key::KeyHasher;
 /// than grow it: a few hundred KiB at the cap.
 pub(crate) const MAX_REMEMBERED_LISTS: usize = 10_000;
 
-/// Which matches a list holds: a SHA-256 digest of the collection, the locale the filter compares
+/// Which matches a list holds: a SHA-256 digest of the collection, the stamp of its content, the
+/// locale the filter compares
 /// translatable fields in, the request's filter and the role's item filter (sort and page do not
 /// change them). Fixed-size on purpose: the filter alone can be as long as the URL, and a memo
 /// keyed by its text grew by 64 KB per anonymous request, to 600 MiB (security review R3).
@@ -27,12 +29,14 @@ pub(crate) struct ListKey([u8; 32]);
 impl ListKey {
     pub(crate) fn new(
         collection_id: i64,
+        stamp: u64,
         locale: &LocaleCode,
         filter: &Filter,
         role_filter: Option<&Filter>,
     ) -> Self {
         let mut key = KeyHasher::new("list total v1");
         key.part(&collection_id.to_string())
+            .part(&stamp.to_string())
             .part(locale.as_str())
             .debug_part(filter)
             .debug_part(&role_filter);
@@ -146,14 +150,15 @@ mod tests {
             Filter::from_json("item_filter", &json!({"status": {"_eq": "published"}})).unwrap();
         // No heap part: the whole key is inline, so the memo's size is its entry count.
         assert_eq!(std::mem::size_of::<ListKey>(), 32);
-        let key = ListKey::new(1, &en, &short, None);
-        assert_eq!(key, ListKey::new(1, &en, &short, None));
+        let key = ListKey::new(1, 0, &en, &short, None);
+        assert_eq!(key, ListKey::new(1, 0, &en, &short, None));
         for other in [
-            ListKey::new(2, &en, &short, None),
-            ListKey::new(1, &de, &short, None),
-            ListKey::new(1, &en, &long, None),
-            ListKey::new(1, &en, &short, Some(&role)),
-            ListKey::new(1, &en, &Filter::default(), None),
+            ListKey::new(2, 0, &en, &short, None),
+            ListKey::new(1, 1, &en, &short, None),
+            ListKey::new(1, 0, &de, &short, None),
+            ListKey::new(1, 0, &en, &long, None),
+            ListKey::new(1, 0, &en, &short, Some(&role)),
+            ListKey::new(1, 0, &en, &Filter::default(), None),
         ] {
             assert_ne!(key, other);
         }
@@ -161,11 +166,11 @@ mod tests {
         let memo = ListMemo::default();
         memo.remember_total(key, 7);
         assert_eq!(memo.total(&key), Some(7));
-        assert_eq!(memo.total(&ListKey::new(1, &en, &long, None)), None);
+        assert_eq!(memo.total(&ListKey::new(1, 0, &en, &long, None)), None);
         // Bounded by entries: a flood of distinct lists clears the memo instead of growing it.
         for i in 0..=MAX_REMEMBERED_LISTS {
             let f = filter(&[("filter[title][_eq]", &i.to_string())]);
-            memo.remember_total(ListKey::new(1, &en, &f, None), 1);
+            memo.remember_total(ListKey::new(1, 0, &en, &f, None), 1);
             assert!(locked(&memo.totals).len() <= MAX_REMEMBERED_LISTS);
         }
     }
@@ -175,8 +180,8 @@ mod tests {
     #[test]
     fn anchors_are_the_nearest_earlier_position_of_the_same_list() {
         let en = LocaleCode::parse("en").unwrap();
-        let a = ListKey::new(1, &en, &Filter::default(), None);
-        let b = ListKey::new(2, &en, &Filter::default(), None);
+        let a = ListKey::new(1, 0, &en, &Filter::default(), None);
+        let b = ListKey::new(2, 0, &en, &Filter::default(), None);
         let memo = ListMemo::default();
         assert_eq!(memo.anchor(&a, false, 100), None);
         memo.remember_anchor(a, false, Anchor { offset: 15, id: 20 });

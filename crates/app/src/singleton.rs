@@ -26,6 +26,7 @@ use vellum_storage::singleton::singleton_item;
 
 use crate::activity::{self, Change};
 use crate::actor::Actor;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
@@ -113,7 +114,9 @@ pub async fn upsert(
             .extra(serde_json::json!({ "collection": collection.slug.as_str() })),
     )
     .await;
-    state.content_changed().await;
+    state
+        .content_changed(Scope::Collection(collection.id))
+        .await;
     let item = render_written_item(state, &actor, &collection, item, &query).await?;
     Ok(Upserted { created, item })
 }

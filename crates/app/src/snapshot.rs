@@ -3,7 +3,8 @@
 //! what is remembered for exactly as long as it holds (key lookups, list totals and positions).
 //!
 //! Reading it per request would cost several queries; [`crate::AppState::snapshot`] rebuilds it
-//! when the epoch moves (a write through this server) or when it is older than `snapshot_ttl` (a
+//! when the global epoch moves (a change of the project through this server; content writes move
+//! only their scope's counter, see [`crate::cache::scope`]) or when it is older than `snapshot_ttl` (a
 //! change made behind the server's back, e.g. by `vellum-admin`).
 
 use std::collections::HashMap;
@@ -18,8 +19,10 @@ use vellum_storage::project::ProjectSettings;
 use vellum_storage::sessions::SessionRow;
 use vellum_storage::{Database, StorageError};
 
+use crate::cache::Scope;
 use crate::list_memo::ListMemo;
 use crate::principal::AccountAccess;
+
 /// The project as requests see it, consistent within one request.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -41,10 +44,12 @@ pub struct Snapshot {
     /// Only hits are remembered (a session created on another replica must work at once); an
     /// ended session moves the epoch ([`crate::accounts`]), which drops this memo everywhere.
     sessions: Mutex<HashMap<String, Arc<SessionRow>>>,
-    /// Item list totals and positions read since the snapshot was built. The snapshot lives
-    /// exactly as long as its epoch, and every write bumps the epoch, so what is remembered is
-    /// current.
+    /// Item list totals and positions read since the snapshot was built, each under the stamp
+    /// of its collection's content ([`crate::cache::scope`]), so a write of that content makes
+    /// them unreachable.
     pub(crate) lists: ListMemo,
+    /// The content scopes each collection's answers depend on, by collection id.
+    scopes: HashMap<i64, Vec<Scope>>,
     /// The webhooks and what they subscribe to (a change to one invalidates the snapshot).
     pub webhooks: Vec<crate::webhook_events::Subscription>,
     pub(crate) epoch: u64,
@@ -83,6 +88,7 @@ impl Snapshot {
             .collect();
         Ok(Self {
             webhooks,
+            scopes: crate::cache::scope::dependencies(&collections),
             by_slug: collections
                 .iter()
                 .map(|c| (c.slug.to_string(), Arc::clone(c)))
@@ -103,44 +109,13 @@ impl Snapshot {
         })
     }
 
-    /// The same project at `epoch`, after a content write through this server: settings,
-    /// schema, roles and remembered keys carry over (none of them changed), list totals and
-    /// positions do not.
-    /// `built` carries over too, so changes made behind the server's back are still noticed
-    /// within the TTL.
-    pub(crate) fn carried_to(&self, epoch: u64) -> Self {
-        let keys = self
-            .keys
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        Self {
-            settings: self.settings.clone(),
-            locales: self.locales.clone(),
-            origins: self.origins.clone(),
-            hash_key: self.hash_key.clone(),
-            collections: self.collections.clone(),
-            by_slug: self.by_slug.clone(),
-            by_id: self.by_id.clone(),
-            roles: self.roles.clone(),
-            webhooks: self.webhooks.clone(),
-            keys: Mutex::new(keys),
-            accounts: Mutex::new(
-                self.accounts
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .clone(),
-            ),
-            sessions: Mutex::new(
-                self.sessions
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .clone(),
-            ),
-            lists: ListMemo::default(),
-            epoch,
-            built: self.built,
-        }
+    /// The content scopes the answers about collection `id` depend on: its own, those of the
+    /// collections its relations reach and files when a file field is reachable; every
+    /// content write's for an unknown collection.
+    #[must_use]
+    pub fn scopes_of(&self, id: i64) -> &[Scope] {
+        const ANY: &[Scope] = &[Scope::Any];
+        self.scopes.get(&id).map_or(ANY, Vec::as_slice)
     }
 
     /// The epoch this snapshot was checked against: cached responses computed from it are

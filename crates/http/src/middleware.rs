@@ -14,8 +14,8 @@ use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpResponse, web};
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
-use vellum_app::cache::CachedResponse;
-use vellum_app::{Actor, AppState};
+use vellum_app::cache::{CachedResponse, Scope};
+use vellum_app::{Actor, AppState, Snapshot};
 use vellum_policy::{AllowOrigin, cors_allow_origin};
 use vellum_storage::telemetry::{QueryStats, Tally, measure};
 
@@ -340,8 +340,10 @@ fn watch_body(payload: Payload, idle: Duration, progress: Arc<BodyProgress>) -> 
 
 /// The public API response cache for GET requests under `/api/v1/collections` (never file
 /// bytes, which stream and carry their own validators), after
-/// authentication: the key holds the role, so roles never share entries, and the epoch makes the
-/// first read after any write a miss. `x-cache: hit|miss` says which it was.
+/// authentication: the key holds the role, so roles never share entries, and the stamp (the
+/// snapshot's epoch and the counters of the content the answer can contain, see
+/// [`vellum_app::cache::scope`]) makes the first read after a write that could change it a miss.
+/// `x-cache: hit|miss` says which it was.
 ///
 /// Entries are bounded: the key is a fixed-size digest of what the request means
 /// ([`cache_key`]), and a body over [`MAX_ENTRY_BYTES`](vellum_app::cache::MAX_ENTRY_BYTES) is served
@@ -351,23 +353,31 @@ pub async fn response_cache(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let state = req.app_data::<web::Data<AppState>>().cloned();
-    // The epoch the actor's snapshot was just checked against: reading it again would cost a
-    // second round trip to Redis on every request.
+    // The snapshot the actor was just checked against: its epoch is the project's part of the
+    // stamp (reading it again would cost a second round trip to Redis on every request).
     let role = req
         .extensions()
         .get::<Actor>()
-        .map(|a| (a.role.name.clone(), a.snapshot.epoch()));
+        .map(|a| (a.role.name.clone(), Arc::clone(&a.snapshot)));
     // Only GETs of the cached routes whose query the handler accepts have a key; the rest
     // (404s, 422s) are answered uncached.
-    let key = (req.method() == Method::GET)
-        .then(|| role.as_ref().and_then(|(role, _)| cache_key(role, &req)))
+    let cached = (req.method() == Method::GET)
+        .then(|| {
+            let (role, snapshot) = role.as_ref()?;
+            Some((
+                cache_key(role, &req)?,
+                route_scopes(snapshot, &req)?,
+                snapshot,
+            ))
+        })
         .flatten();
-    let (Some(state), Some((_, epoch)), Some(key)) = (state, role, key) else {
+    let (Some(state), Some((key, scopes, snapshot))) = (state, cached) else {
         return next
             .call(req)
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
+    let epoch = state.stamp(snapshot, scopes).await;
     let hit = state.cache().get(&key, epoch).await;
     state.metrics().response_cache(hit.is_some());
     if let Some(hit) = hit {
@@ -462,6 +472,18 @@ fn cache_key(role: &str, req: &ServiceRequest) -> Option<String> {
         CachedRoute::Item(..) => vellum_app::query::canonical_read(req.query_string())?,
     };
     Some(key_of(role, &route, &params))
+}
+
+/// The content scopes a cached route's answer depends on: none for the schema routes, the
+/// collection's ([`Snapshot::scopes_of`]) for its items. `None` for an unknown collection
+/// (answered 404, uncached).
+fn route_scopes<'s>(snapshot: &'s Snapshot, req: &ServiceRequest) -> Option<&'s [Scope]> {
+    match CachedRoute::of(req.match_info().as_str())? {
+        CachedRoute::Collections | CachedRoute::Collection(_) => Some(&[]),
+        CachedRoute::Items(slug) | CachedRoute::Item(slug, _) => {
+            Some(snapshot.scopes_of(snapshot.collection(slug)?.id))
+        }
+    }
 }
 
 fn key_of(role: &str, route: &CachedRoute<'_>, params: &str) -> String {

@@ -86,9 +86,18 @@ async fn page_of(state: &AppState, target: &Target, query: &str) -> Result<ItemP
     };
     let page = match query.shelf {
         // The live list is the public list's: its total and positions are remembered per
-        // (collection, locale, filter) until the epoch moves.
+        // (collection, locale, filter) until the stamp of its content moves.
         Shelf::Live => {
-            let key = ListKey::new(collection.id, &query.read.locale, &query.filter, None);
+            let stamp = state
+                .stamp(&actor.snapshot, actor.snapshot.scopes_of(collection.id))
+                .await;
+            let key = ListKey::new(
+                collection.id,
+                stamp,
+                &query.read.locale,
+                &query.filter,
+                None,
+            );
             let memo = &actor.snapshot.lists;
             list_page(state.db(), memo, key, collection, &scope, list, None).await?
         }

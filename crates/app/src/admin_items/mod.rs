@@ -36,6 +36,7 @@ pub use screen::{ItemScreen, edit_screen, new_screen};
 
 use crate::activity::{self, Change};
 use crate::actor::Actor;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::{self, parse_id};
@@ -411,7 +412,9 @@ async fn restore_one(
         return Err(AppError::invalid("item", NOT_DELETED));
     }
     vellum_storage::items::restore_item(state.db(), collection, id).await?;
-    state.content_changed().await;
+    state
+        .content_changed(Scope::Collection(collection.id))
+        .await;
     log(
         state,
         principal,
@@ -454,7 +457,9 @@ async fn force_delete_one(
     item_admin::purge_item(state.db(), &target.collection, id).await?;
     // The item's chat thread went with it: its attachments' bytes go too.
     crate::chat_bytes::forget_blobs(state, orphans).await;
-    state.content_changed().await;
+    state
+        .content_changed(Scope::Collection(target.collection.id))
+        .await;
     log(
         state,
         principal,

@@ -1,8 +1,9 @@
 //! The public API response cache and the epoch that invalidates it.
 //!
-//! A cached response is stored with the epoch it was computed at; every write anywhere (items,
-//! files, schema, roles, grants, keys, settings) bumps the epoch, so the next read misses and is
-//! fresh. The 120 s TTL is only a safety net for changes made behind the server's back. Both
+//! A cached response is stored with the stamp it was computed at: the global epoch, which every
+//! change of the project (schema, roles, grants, keys, settings, users) bumps, and the counters of
+//! the content it can contain ([`scope`]: a write of items bumps its collection's counter, a write
+//! of files the files counter), so the next read that could see the change misses and is fresh. The 120 s TTL is only a safety net for changes made behind the server's back. Both
 //! pieces are traits so a shared backend (Redis, for several replicas) can replace the in-process
 //! one without touching the handlers.
 //!
@@ -11,9 +12,10 @@
 //! cache holds at most a fixed number of bytes. Redis is bounded by its own `maxmemory`, which
 //! operators must set (docs/operations.md).
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -21,8 +23,10 @@ use bytes::Bytes;
 
 pub mod key;
 pub mod redis;
+pub mod scope;
 
 pub use redis::RedisBackend;
+pub use scope::Scope;
 
 /// The safety-net lifetime of a cached response (the spec's Limits table).
 pub const CACHE_TTL: Duration = Duration::from_secs(120);
@@ -36,27 +40,63 @@ pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
 /// The in-process cache's default size.
 pub const DEFAULT_MEMORY_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// A global counter bumped by every write.
+/// The global counter, bumped by every change of the project, and a counter per [`Scope`] of
+/// content.
 #[async_trait]
 pub trait Epoch: Send + Sync + fmt::Debug {
-    /// The current value.
+    /// The global counter's current value.
     async fn current(&self) -> u64;
-    /// Increments the counter and returns the new value.
+    /// Increments the global counter and returns the new value.
     async fn bump(&self) -> u64;
+    /// The [stamp](scope::stamp) of `global` (the global counter as the caller's snapshot was
+    /// checked against, so an answer computed from that snapshot is never stored under a later
+    /// project) and `scopes`' current counters.
+    async fn stamp(&self, global: u64, scopes: &[Scope]) -> u64;
+    /// Records a content write in `scope`: increments its counter and [`Scope::Any`]'s.
+    async fn bump_scope(&self, scope: Scope);
 }
+
+/// Scope counters a process remembers at most; past it they are all dropped and the global
+/// epoch moves instead (collections created and deleted by the thousand over a process's life).
+const MAX_LOCAL_SCOPES: usize = 100_000;
 
 /// The epoch of a single process.
 #[derive(Debug, Default)]
-pub struct LocalEpoch(AtomicU64);
+pub struct LocalEpoch {
+    global: AtomicU64,
+    scopes: Mutex<HashMap<Scope, u64>>,
+}
 
 #[async_trait]
 impl Epoch for LocalEpoch {
     async fn current(&self) -> u64 {
-        self.0.load(Ordering::Acquire)
+        self.global.load(Ordering::Acquire)
     }
 
     async fn bump(&self) -> u64 {
-        self.0.fetch_add(1, Ordering::AcqRel) + 1
+        self.global.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    async fn stamp(&self, global: u64, scopes: &[Scope]) -> u64 {
+        let scopes_held = self.scopes.lock().unwrap_or_else(PoisonError::into_inner);
+        let counters: Vec<(Scope, u64)> = scopes
+            .iter()
+            .map(|s| (*s, scopes_held.get(s).copied().unwrap_or(0)))
+            .collect();
+        drop(scopes_held);
+        scope::stamp(global, &counters)
+    }
+
+    async fn bump_scope(&self, scope: Scope) {
+        let mut scopes = self.scopes.lock().unwrap_or_else(PoisonError::into_inner);
+        if scopes.len() >= MAX_LOCAL_SCOPES && !scopes.contains_key(&scope) {
+            // A counter that restarts at zero could meet an old stamp: move the global one too.
+            scopes.clear();
+            self.global.fetch_add(1, Ordering::AcqRel);
+        }
+        for s in [scope, Scope::Any] {
+            *scopes.entry(s).or_insert(0) += 1;
+        }
     }
 }
 
@@ -183,6 +223,34 @@ mod tests {
         let e1 = epoch.bump().await;
         assert_ne!(e0, e1);
         assert_eq!(cache.get("k", e1).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_scoped_write_moves_only_the_stamps_that_depend_on_it() {
+        let epoch = LocalEpoch::default();
+        let (articles, pages) = (Scope::Collection(1), Scope::Collection(2));
+        let g = epoch.current().await;
+        let a0 = epoch.stamp(g, &[articles]).await;
+        let p0 = epoch.stamp(g, &[pages, Scope::Files]).await;
+        let any0 = epoch.stamp(g, &[Scope::Any]).await;
+        epoch.bump_scope(articles).await;
+        assert_ne!(epoch.stamp(g, &[articles]).await, a0);
+        assert_eq!(epoch.stamp(g, &[pages, Scope::Files]).await, p0);
+        assert_ne!(
+            epoch.stamp(g, &[Scope::Any]).await,
+            any0,
+            "any moves with every write"
+        );
+        assert_eq!(epoch.current().await, g, "content writes keep the project");
+        epoch.bump_scope(Scope::Files).await;
+        assert_ne!(epoch.stamp(g, &[pages, Scope::Files]).await, p0);
+        let a1 = epoch.stamp(g, &[articles]).await;
+        let g1 = epoch.bump().await;
+        assert_ne!(
+            epoch.stamp(g1, &[articles]).await,
+            a1,
+            "the global epoch moves every stamp"
+        );
     }
 
     #[tokio::test]

@@ -25,7 +25,7 @@ use bytes::Bytes;
 use deadpool_redis::redis::{self, AsyncConnectionConfig};
 use deadpool_redis::{Manager, Pool, Runtime, Timeouts};
 
-use super::{CACHE_TTL, CachedResponse, Epoch, ResponseCache};
+use super::{CACHE_TTL, CachedResponse, Epoch, ResponseCache, Scope, scope};
 
 /// How long a Redis operation may take before it counts as a failure. Redis answers in well under
 /// a millisecond when healthy; anything near this means it is gone or overloaded.
@@ -136,8 +136,10 @@ impl RedisBackend {
         redis::Client::open(self.url.as_str()).map_err(RedisError::Command)
     }
 
-    /// This backend's key prefix.
-    pub(crate) fn namespace(&self) -> &str {
+    /// This backend's key prefix (another replica's backend joins it with
+    /// [`RedisBackend::with_namespace`]).
+    #[must_use]
+    pub fn namespace(&self) -> &str {
         &self.namespace
     }
 
@@ -196,6 +198,47 @@ impl RedisBackend {
             .await;
         self.record(&result);
         result
+    }
+
+    /// `<namespace>epoch:<scope>`: a scope's counter.
+    fn scope_key(&self, scope: Scope) -> String {
+        format!("{}:{}", self.epoch_key, scope.name())
+    }
+
+    /// Reads `scopes`' counters in one round trip, creating a missing one from the clock as
+    /// [`incr`] does, so a counter evicted by Redis never falls back onto an earlier value.
+    async fn read_counters(&self, scopes: &[Scope]) -> Result<Vec<(Scope, u64)>, RedisError> {
+        let keys: Vec<String> = scopes.iter().map(|s| self.scope_key(*s)).collect();
+        let values = self
+            .run(|mut conn| async move {
+                let values: Vec<Option<u64>> = redis::cmd("MGET")
+                    .arg(&keys)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(RedisError::Command)?;
+                if values.iter().all(Option::is_some) {
+                    return Ok(values);
+                }
+                let mut pipe = redis::pipe();
+                let now = clock_micros();
+                for (key, value) in keys.iter().zip(&values) {
+                    if value.is_none() {
+                        pipe.cmd("SET").arg(key).arg(now).arg("NX").ignore();
+                    }
+                }
+                pipe.cmd("MGET").arg(&keys);
+                let (values,): (Vec<Option<u64>>,) = pipe
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(RedisError::Command)?;
+                Ok(values)
+            })
+            .await?;
+        Ok(scopes
+            .iter()
+            .zip(values)
+            .map(|(s, v)| (*s, v.unwrap_or(0)))
+            .collect())
     }
 
     /// Runs `op` on a pooled connection within [`OP_TIMEOUT`].
@@ -345,6 +388,49 @@ impl Epoch for RedisBackend {
                 self.owed_bumps.fetch_add(1, Ordering::AcqRel);
                 self.offline_epoch()
             }
+        }
+    }
+
+    async fn stamp(&self, global: u64, scopes: &[Scope]) -> u64 {
+        // An offline global value already keeps the cache out of the way.
+        if scopes.is_empty() || global >= OFFLINE_OFFSET {
+            return global;
+        }
+        if !self.available() {
+            return self.offline_epoch();
+        }
+        let result = self.read_counters(scopes).await;
+        self.record(&result);
+        match result {
+            Ok(counters) => scope::stamp(global, &counters),
+            Err(_) => self.offline_epoch(),
+        }
+    }
+
+    async fn bump_scope(&self, scope: Scope) {
+        let result = if self.available() {
+            let keys = [self.scope_key(scope), self.scope_key(Scope::Any)];
+            let result = self
+                .run(|mut conn| async move {
+                    let now = clock_micros();
+                    let mut pipe = redis::pipe();
+                    for key in &keys {
+                        pipe.cmd("SET").arg(key).arg(now).arg("NX").ignore();
+                        pipe.cmd("INCR").arg(key).ignore();
+                    }
+                    pipe.query_async::<()>(&mut conn)
+                        .await
+                        .map_err(RedisError::Command)
+                })
+                .await;
+            self.record(&result);
+            result
+        } else {
+            Err(RedisError::BackingOff)
+        };
+        if result.is_err() {
+            // Paid as one global bump when Redis answers again, which moves every stamp.
+            self.owed_bumps.fetch_add(1, Ordering::AcqRel);
         }
     }
 }

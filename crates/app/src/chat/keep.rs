@@ -13,6 +13,7 @@ use vellum_storage::item_admin::find_item;
 
 use super::attachments::attachment_of;
 use super::open;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::{MAX_NAME, clean_filename, parse_parent_id};
@@ -58,7 +59,7 @@ async fn save(
         }
         other => other.into(),
     })?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     crate::file_admin::log(
         state,
         principal,

@@ -17,6 +17,7 @@ use super::trash::{ForceOutcome, delete_one, force_delete_one, restore_one};
 use super::{log, open};
 use crate::actor::Actor;
 use crate::admin_items::read_bulk_ids as read_ids;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
@@ -191,7 +192,7 @@ async fn tag_one(
     tags: &[String],
 ) -> Result<(), AppError> {
     let all = vellum_storage::files::tags::add_tags(state.db(), id, tags).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,
@@ -214,7 +215,7 @@ async fn untag_one(
 ) -> Result<(), AppError> {
     let removed = vellum_storage::files::tags::remove_tags(state.db(), id, tags).await?;
     if !removed.is_empty() {
-        state.content_changed().await;
+        state.content_changed(Scope::Files).await;
         log(
             state,
             principal,
@@ -242,7 +243,7 @@ async fn move_one(
         ..FilePatch::default()
     };
     vellum_storage::files::update_file(state.db(), &grant, id, patch).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,

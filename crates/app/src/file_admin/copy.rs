@@ -7,6 +7,7 @@ use vellum_domain::ValidationErrors;
 use vellum_policy::FileAction;
 
 use super::{log, open};
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::{MAX_NAME, clean_filename};
@@ -32,7 +33,7 @@ pub async fn copy(
     let (parent, filename) = parse_body(body)?;
     let copy =
         vellum_storage::files::copy::copy_file(state.db(), &grant, id, parent, filename).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,

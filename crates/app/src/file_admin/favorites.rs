@@ -6,6 +6,7 @@ use vellum_storage::files::favorites::{add_favorite, remove_favorite};
 
 use super::resource::admin_file;
 use super::{log, open};
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::parse_id;
@@ -23,7 +24,7 @@ pub async fn favorite(
     open(state, principal, "can-favorite-files").await?;
     let id = parse_id(id)?;
     add_favorite(state.db(), principal.user_id(), id).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(state, principal, "favorited", id, Vec::new(), json!({})).await;
     admin_file(state, principal, id).await
 }
@@ -36,7 +37,7 @@ pub async fn unfavorite(state: &AppState, principal: &Principal, id: &str) -> Re
     open(state, principal, "can-favorite-files").await?;
     let id = parse_id(id)?;
     if remove_favorite(state.db(), principal.user_id(), id).await? {
-        state.content_changed().await;
+        state.content_changed(Scope::Files).await;
         log(state, principal, "unfavorited", id, Vec::new(), json!({})).await;
     }
     Ok(())

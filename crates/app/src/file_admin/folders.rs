@@ -9,6 +9,7 @@ use vellum_storage::files::create_folder as store_folder;
 
 use super::resource::admin_file;
 use super::{log, open};
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::MAX_NAME;
@@ -49,7 +50,7 @@ pub async fn create_folder(
     };
     let grant = Role::super_admin().authorize_file_write(FileAction::Create)?;
     let folder = store_folder(state.db(), &grant, parent, &name, access).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,

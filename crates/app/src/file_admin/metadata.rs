@@ -18,6 +18,7 @@ use vellum_storage::files::{FilePatch, update_file};
 use super::folders::{access, checked_name, parent_id, refuse_unknown};
 use super::log;
 use super::resource::admin_file;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::MAX_NAME;
@@ -85,7 +86,7 @@ pub async fn update(
             }
             other => other.into(),
         })?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     let mut changed: Vec<String> = obj.keys().cloned().collect();
     changed.sort_unstable();
     let extra = if obj.contains_key("parent_id") {

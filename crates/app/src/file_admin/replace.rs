@@ -12,6 +12,7 @@ use vellum_policy::FileAction;
 use vellum_storage::files::FileKind;
 
 use super::{log, open};
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::UploadForm;
@@ -78,7 +79,7 @@ where
         .map_err(AppError::from)?;
     // Stale everywhere first, then the old bytes go: a replica that still answers from its
     // cache until it sees the epoch serves bytes that are still there.
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     ingest::forget_replaced(state.db(), state.blobs(), &replaced).await;
     let new = &replaced.file;
     log(

@@ -11,6 +11,7 @@ use vellum_storage::files::tags::{
 
 use super::resource::admin_file;
 use super::{log, open};
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::parse_id;
@@ -82,7 +83,7 @@ pub async fn add_tags(
     let id = parse_id(id)?;
     let tags = parse_tags(body)?;
     let all = store_tags(state.db(), id, &tags).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,
@@ -115,7 +116,7 @@ pub async fn remove_tag(
     {
         return Err(AppError::NotFound);
     }
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,

@@ -16,6 +16,7 @@ use vellum_storage::item_files::FileUse;
 
 use super::{log, open};
 use crate::actor::Actor;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::parse_id;
@@ -62,7 +63,7 @@ pub(super) async fn delete_one(
 ) -> Result<(), AppError> {
     let grant = actor.role.authorize_file_write(FileAction::Delete)?;
     vellum_storage::files::soft_delete_file(state.db(), &grant, id).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,
@@ -95,7 +96,7 @@ pub(super) async fn restore_one(
     id: i64,
 ) -> Result<(), AppError> {
     let restored = trash::restore_file(state.db(), id).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     log(
         state,
         principal,
@@ -137,7 +138,7 @@ pub(super) async fn force_delete_one(
             })
         }
         ForceDeleted::Deleted { rows, blobs } => {
-            state.content_changed().await;
+            state.content_changed(Scope::Files).await;
             log(
                 state,
                 principal,

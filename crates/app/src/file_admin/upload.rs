@@ -15,6 +15,7 @@ use vellum_policy::FileAction;
 use vellum_storage::StorageError;
 
 use super::{log, open};
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::files::{MAX_NAME, clean_filename, parse_parent_id};
@@ -170,7 +171,7 @@ where
             StorageError::Conflict { message, .. } => AppError::invalid("parent_id", message),
             other => other.into(),
         })?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     for file in &files {
         log(
             state,

@@ -14,6 +14,7 @@ use vellum_storage::StorageError;
 use super::patch::clean_filename;
 use super::{MAX_NAME, written_file};
 use crate::actor::Actor;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::ingest::{self, Received, Upload};
@@ -155,7 +156,7 @@ where
             StorageError::Conflict { message, .. } => AppError::invalid("parent_id", message),
             other => other.into(),
         })?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     super::file_event(state, crate::webhook_events::Event::FileUploaded, file.id).await;
     Ok(written_file(state, actor, &file))
 }

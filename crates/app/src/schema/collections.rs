@@ -250,7 +250,6 @@ async fn delete_now(
             .extra(serde_json::json!({ "items": items })),
     )
     .await;
-    state.content_changed().await;
     state.invalidate().await;
     Ok(None)
 }

@@ -148,7 +148,6 @@ where
         } {
             after = last;
         }
-        state.content_changed().await;
         state.invalidate().await;
     }
     Ok(changed)
@@ -202,7 +201,6 @@ pub(crate) async fn catch_up_rename(
     to: &FieldName,
 ) -> Result<(), AppError> {
     if field_changes::move_key(state.db(), renamed, from.as_str(), to.as_str()).await? > 0 {
-        state.content_changed().await;
         state.invalidate().await;
     }
     let (state, renamed, from, to) = (state.clone(), renamed.clone(), from.clone(), to.clone());
@@ -211,7 +209,6 @@ pub(crate) async fn catch_up_rename(
         match field_changes::move_key(state.db(), &renamed, from.as_str(), to.as_str()).await {
             Ok(0) => {}
             Ok(_) => {
-                state.content_changed().await;
                 state.invalidate().await;
             }
             Err(err) => tracing::warn!(

@@ -335,6 +335,65 @@ async fn a_content_write_does_not_reload_the_project() {
     }
 }
 
+/// Invalidation is per collection (issue 24): a write stales the answers that can contain it
+/// (its collection, the collections whose relations reach it, files for file fields) and leaves
+/// the others warm; a change of the project stales everything.
+#[actix_web::test]
+async fn a_write_stales_only_the_collections_that_can_show_it() {
+    let app = TestApp::new(blog()).await;
+    const AUTHORS: &str = "/api/v1/collections/authors/items";
+    const TAGS: &str = "/api/v1/collections/tags/items";
+    // articles: many_to_one authors, many_to_many tags, an image field.
+    let warm_all = || async {
+        for path in [ARTICLES, AUTHORS, TAGS] {
+            app.get_as("admin-key", path).await;
+            assert_hit(
+                &app.get_as("admin-key", path).await,
+                &format!("warm {path}"),
+            );
+        }
+    };
+    let expect = |stale: &'static [&'static str], fresh: &'static [&'static str], what| {
+        let app = &app;
+        async move {
+            for path in stale {
+                let res = app.get_as("admin-key", path).await;
+                assert_eq!(res.status, StatusCode::OK, "{what}: {path}");
+                assert_not_hit(&res, &format!("{what}: {path} must be stale"));
+            }
+            for path in fresh {
+                assert_hit(
+                    &app.get_as("admin-key", path).await,
+                    &format!("{what}: {path} must stay warm"),
+                );
+            }
+        }
+    };
+
+    warm_all().await;
+    crate::support::post_item(&app, "tags", json!({"label": "new"})).await;
+    expect(&[TAGS, ARTICLES], &[AUTHORS], "a tag written").await;
+
+    warm_all().await;
+    crate::support::post_item(&app, "authors", json!({"name": "Grace"})).await;
+    expect(&[AUTHORS, ARTICLES], &[TAGS], "an author written").await;
+
+    warm_all().await;
+    crate::support::post_item(&app, "articles", json!({"title": "New"})).await;
+    expect(&[ARTICLES], &[AUTHORS, TAGS], "an article written").await;
+    let total = app.get_as("admin-key", ARTICLES).await.json()["meta"]["total"].clone();
+    assert_eq!(total, 3, "the list total is the fresh one");
+
+    warm_all().await;
+    app.upload_file(Some("admin-key"), "notes.txt", b"hello")
+        .await;
+    expect(&[ARTICLES], &[AUTHORS, TAGS], "a file uploaded").await;
+
+    warm_all().await;
+    app.state.invalidate().await;
+    expect(&[ARTICLES, AUTHORS, TAGS], &[], "the project changed").await;
+}
+
 #[actix_web::test]
 async fn only_200_responses_are_cached() {
     let app = TestApp::new(blog()).await;

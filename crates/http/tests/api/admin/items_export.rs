@@ -318,7 +318,9 @@ async fn seed_products(app: &TestApp, count: usize) {
             .unwrap();
         start = end;
     }
-    app.state.content_changed().await;
+    app.state
+        .content_changed(vellum_app::cache::Scope::Collection(cid))
+        .await;
 }
 
 #[actix_web::test]
