@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use vellum_app::config::{
     AdminArgs, AiArgs, BlobArgs, DatabaseArgs, HttpArgs, JobArgs, LogArgs, PoolArgs, RealtimeArgs,
-    RedisArgs, Switch,
+    RedisArgs, Switch, TransformUrlArgs,
 };
 
 use crate::error::ServerError;
@@ -53,6 +53,8 @@ pub(crate) struct Config {
     pub(crate) log: LogArgs,
     #[command(flatten)]
     pub(crate) transforms: TransformArgs,
+    #[command(flatten)]
+    pub(crate) transform_urls: TransformUrlArgs,
     #[command(flatten)]
     pub(crate) admin: AdminArgs,
     #[command(flatten)]
@@ -248,6 +250,10 @@ impl Config {
             ai: self.ai.ai(),
             jobs: self.jobs.jobs(),
             metrics: self.metrics_addr.is_some(),
+            transform_urls: self
+                .transform_urls
+                .transform_urls()
+                .map_err(ServerError::TransformUrls)?,
             ..vellum_http::HttpConfig::default()
         })
     }
@@ -324,6 +330,9 @@ mod tests {
                 None,
             ),
             ("metrics_addr", "VELLUM_METRICS_ADDR", None),
+            ("signed_transforms", "VELLUM_SIGNED_TRANSFORMS", Some("off")),
+            ("transform_sizes", "VELLUM_TRANSFORM_SIZES", None),
+            ("url_signing_key", "VELLUM_URL_SIGNING_KEY", None),
         ];
         for (id, env, default) in expected {
             let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();

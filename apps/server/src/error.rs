@@ -9,6 +9,8 @@ pub(crate) enum ServerError {
     Redis(#[source] vellum_http::cache::redis::RedisConfigError),
     #[error("invalid CORS origin")]
     CorsOrigin(#[source] vellum_policy::PolicyError),
+    #[error("invalid transform URL settings: {0}")]
+    TransformUrls(String),
     #[error("could not listen on {listen}")]
     Bind {
         listen: SocketAddr,

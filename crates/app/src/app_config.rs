@@ -64,6 +64,68 @@ pub struct AppConfig {
     pub ai: AiConfig,
     /// The job worker and webhook deliveries (issue 24).
     pub jobs: JobsConfig,
+    /// Signed transform URLs and the extra sizes images advertise (issue 24); off by default.
+    pub transform_urls: TransformUrlsConfig,
+}
+
+/// Signed, content-addressed transform URLs (see `crate::transform_urls`), filled from
+/// `VELLUM_SIGNED_TRANSFORMS`, `VELLUM_TRANSFORM_SIZES` and `VELLUM_URL_SIGNING_KEY`. The default
+/// (off, no sizes) renders exactly the operator contract's URLs.
+#[derive(Debug, Clone, Default)]
+pub struct TransformUrlsConfig {
+    /// Every rendered `transforms` value carries `?v=…&s=…`, and an unsigned request for a
+    /// `size-N` that is not a preset gets 404.
+    pub signed: bool,
+    /// `size-N` keys every transformable image advertises besides the presets (each N in
+    /// `1..=4096`, at most [`MAX_TRANSFORM_SIZES`], no repeats).
+    pub sizes: Vec<u32>,
+    /// The HMAC key; `None`: a key generated once and stored with the project.
+    pub signing_key: Option<SigningKey>,
+}
+
+/// The most `size-N` keys `VELLUM_TRANSFORM_SIZES` may add to every image's `transforms`.
+pub const MAX_TRANSFORM_SIZES: usize = 16;
+
+/// The key that signs transform URLs (`VELLUM_URL_SIGNING_KEY`): at least
+/// [`SigningKey::MIN_BYTES`] bytes. A secret: its `Debug` never shows it.
+#[derive(Clone)]
+pub struct SigningKey(Vec<u8>);
+
+impl SigningKey {
+    /// The shortest key accepted: 256 bits, the HMAC-SHA256 output size.
+    pub const MIN_BYTES: usize = 32;
+
+    /// `bytes` as a key.
+    ///
+    /// # Errors
+    /// When it is shorter than [`SigningKey::MIN_BYTES`] (the message never repeats the key).
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Result<Self, String> {
+        let bytes = bytes.into();
+        if bytes.len() < Self::MIN_BYTES {
+            return Err(format!(
+                "VELLUM_URL_SIGNING_KEY must be at least {} bytes long (it has {})",
+                Self::MIN_BYTES,
+                bytes.len()
+            ));
+        }
+        Ok(Self(bytes))
+    }
+
+    /// A key not checked yet (the command line's parser, which must not echo a bad value).
+    pub(crate) fn unchecked(bytes: Vec<u8>) -> Self {
+        Self(bytes)
+    }
+
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SigningKey(<redacted>)")
+    }
 }
 
 /// The job worker of this process and how webhooks are delivered (the server fills it from
@@ -193,6 +255,7 @@ impl Default for AppConfig {
             realtime: RealtimeConfig::default(),
             ai: AiConfig::default(),
             jobs: JobsConfig::default(),
+            transform_urls: TransformUrlsConfig::default(),
         }
     }
 }

@@ -390,6 +390,79 @@ impl JobArgs {
     }
 }
 
+/// Signed, content-addressed transform URLs (issue 24; docs/api.md, "Files"). Off by default:
+/// `transforms` values are then exactly the operator contract's URLs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TransformUrlArgs {
+    /// Sign every `transforms` URL (`?v=<version>&s=<signature>`; answers to current signed URLs
+    /// are `immutable`), and answer 404 to an unsigned `size-N` that is not a preset
+    /// (`on`/`off`, `true`/`false`).
+    #[arg(long, env = "VELLUM_SIGNED_TRANSFORMS", default_value = "off", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub signed_transforms: bool,
+
+    /// Extra `size-N` keys every image advertises in `transforms` (comma-separated N from 1 to
+    /// 4096, at most 16).
+    #[arg(long, env = "VELLUM_TRANSFORM_SIZES", value_delimiter = ',', value_parser = parse_transform_size)]
+    pub transform_sizes: Vec<u32>,
+
+    /// The key that signs transform URLs (at least 32 bytes) [default: generated once and stored
+    /// with the project].
+    #[arg(long, env = "VELLUM_URL_SIGNING_KEY", hide_env_values = true, value_parser = unchecked_signing_key)]
+    pub url_signing_key: Option<crate::app_config::SigningKey>,
+}
+
+impl TransformUrlArgs {
+    /// The checked configuration.
+    ///
+    /// # Errors
+    /// More than [`crate::app_config::MAX_TRANSFORM_SIZES`] sizes, or a key too short (the
+    /// message does not repeat it).
+    pub fn transform_urls(&self) -> Result<crate::app_config::TransformUrlsConfig, String> {
+        let mut sizes: Vec<u32> = Vec::with_capacity(self.transform_sizes.len());
+        for n in &self.transform_sizes {
+            if !sizes.contains(n) {
+                sizes.push(*n);
+            }
+        }
+        if sizes.len() > crate::app_config::MAX_TRANSFORM_SIZES {
+            return Err(format!(
+                "VELLUM_TRANSFORM_SIZES names {} sizes; at most {} are allowed",
+                sizes.len(),
+                crate::app_config::MAX_TRANSFORM_SIZES
+            ));
+        }
+        let signing_key = self
+            .url_signing_key
+            .as_ref()
+            .map(|key| crate::app_config::SigningKey::new(key.as_bytes().to_vec()))
+            .transpose()?;
+        Ok(crate::app_config::TransformUrlsConfig {
+            signed: self.signed_transforms,
+            sizes,
+            signing_key,
+        })
+    }
+}
+
+/// One N of `VELLUM_TRANSFORM_SIZES`: 1 to 4096, spaces around it allowed.
+fn parse_transform_size(raw: &str) -> Result<u32, String> {
+    raw.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=4096).contains(n))
+        .ok_or_else(|| format!("\"{raw}\" is not a size from 1 to 4096"))
+}
+
+/// Never fails: clap's own error would print the value, so a key too short is refused by
+/// [`TransformUrlArgs::transform_urls`] instead, without repeating it.
+fn unchecked_signing_key(
+    raw: &str,
+) -> Result<crate::app_config::SigningKey, std::convert::Infallible> {
+    Ok(crate::app_config::SigningKey::unchecked(
+        raw.as_bytes().to_vec(),
+    ))
+}
+
 /// The log output: what is logged and in which form (always to stderr, see
 /// [`crate::telemetry::init`]).
 #[derive(Debug, Clone, clap::Args)]
@@ -467,6 +540,8 @@ mod tests {
         admin: AdminArgs,
         #[command(flatten)]
         realtime: RealtimeArgs,
+        #[command(flatten)]
+        transform_urls: TransformUrlArgs,
     }
 
     #[test]
@@ -567,6 +642,47 @@ mod tests {
                 "{flag} 0"
             );
         }
+    }
+
+    #[test]
+    fn transform_urls_are_off_by_default_and_checked() {
+        let mut all = parse(&[]);
+        // Independent of `VELLUM_*` variables set in the environment.
+        all.transform_urls.signed_transforms = false;
+        all.transform_urls.transform_sizes.clear();
+        all.transform_urls.url_signing_key = None;
+        let config = all.transform_urls.transform_urls().unwrap();
+        assert!(!config.signed && config.sizes.is_empty() && config.signing_key.is_none());
+
+        let key = "k".repeat(32);
+        let all = parse(&[
+            "--signed-transforms",
+            "on",
+            "--transform-sizes",
+            "37, 800,37",
+            "--url-signing-key",
+            &key,
+        ]);
+        let config = all.transform_urls.transform_urls().unwrap();
+        assert!(config.signed);
+        assert_eq!(config.sizes, [37, 800], "repeats are dropped");
+        assert_eq!(config.signing_key.unwrap().as_bytes(), key.as_bytes());
+
+        for bad in ["0", "4097", "abc", "-5"] {
+            assert!(
+                All::try_parse_from(["test", "--transform-sizes", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        let seventeen: Vec<String> = (1..=17).map(|n| n.to_string()).collect();
+        let all = parse(&["--transform-sizes", &seventeen.join(",")]);
+        assert!(all.transform_urls.transform_urls().is_err());
+
+        let short = "a-secret-that-is-too-short";
+        let all = parse(&["--url-signing-key", short]);
+        let err = all.transform_urls.transform_urls().unwrap_err();
+        assert!(!err.contains(short), "the key is never echoed: {err}");
+        assert!(!format!("{all:?}").contains(short), "nor shown by Debug");
     }
 
     /// The quiet default replaces only the default: an explicit filter still wins.

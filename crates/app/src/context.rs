@@ -10,7 +10,7 @@ use vellum_storage::blob::{BlobStore, ObjectBlobStore};
 use vellum_storage::{Database, StorageError};
 
 use crate::app_config::AppConfig;
-use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache};
+use crate::cache::{Epoch, LocalEpoch, MemoryCache, NoCache, RedisBackend, ResponseCache, Scope};
 use crate::identity::Identity;
 use crate::realtime::{Credentials, Fanout, Realtime};
 use crate::snapshot::{MAX_REMEMBERED_KEYS, Snapshot, differs};
@@ -99,6 +99,8 @@ pub(crate) struct Inner {
     jobs: crate::queue::Jobs,
     /// The Prometheus registry (`vellum_http::metrics` serves it when configured).
     metrics: crate::metrics::Metrics,
+    /// Signs transform URLs when `VELLUM_SIGNED_TRANSFORMS` is on (issue 24).
+    url_signer: Option<crate::transform_urls::UrlSigner>,
 }
 
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
@@ -125,6 +127,28 @@ async fn start_realtime(
         (None, vellum_storage::Backend::Sqlite) => Fanout::Local,
     };
     Ok(Realtime::start(settings.clone(), credentials, &fanout))
+}
+
+/// The transform URL signer when `VELLUM_SIGNED_TRANSFORMS` is on: with the configured key, or
+/// the project's stored one (generated once, so every replica signs alike).
+async fn url_signer(
+    db: &Database,
+    config: &AppConfig,
+) -> Result<Option<crate::transform_urls::UrlSigner>, StorageError> {
+    let settings = &config.transform_urls;
+    if !settings.signed {
+        return Ok(None);
+    }
+    let key = match &settings.signing_key {
+        Some(key) => key.as_bytes().to_vec(),
+        None => vellum_storage::project::url_signing_key(db).await?,
+    };
+    crate::transform_urls::UrlSigner::new(&key)
+        .map(Some)
+        .ok_or_else(|| StorageError::Io {
+            op: "starting the transform URL signer",
+            source: std::io::Error::other("HMAC refused the signing key"),
+        })
 }
 
 impl AppState {
@@ -177,7 +201,8 @@ impl AppState {
         })?;
         let realtime = start_realtime(&db, &config, backends.redis.as_ref()).await?;
         let ai = crate::llm::Ai::new(&config.ai, backends.redis.clone());
-        let jobs = crate::queue::Jobs::new(&config.jobs);
+        let jobs = crate::queue::Jobs::new(&config.jobs, backends.redis.as_ref());
+        let url_signer = url_signer(&db, &config).await?;
         let state = Self {
             inner: Arc::new(Inner {
                 db,
@@ -197,6 +222,7 @@ impl AppState {
                 served: crate::served::ServedFiles::default(),
                 jobs,
                 metrics: crate::metrics::Metrics::new(),
+                url_signer,
             }),
         };
         state.start_janitor();
@@ -256,14 +282,32 @@ impl AppState {
         &self.inner.metrics
     }
 
-    /// Every metric in the Prometheus text format, with the pool and socket gauges read now.
+    /// Every metric in the Prometheus text format, with the pool, socket and job gauges read
+    /// now. The job counts are one `GROUP BY` over the queue (pruned, so small); when the
+    /// database does not answer the scrape still succeeds, without them.
     ///
     /// # Errors
     /// When a registered metric fails to write itself.
-    pub fn render_metrics(&self) -> Result<String, std::fmt::Error> {
+    pub async fn render_metrics(&self) -> Result<String, std::fmt::Error> {
+        let jobs = match vellum_storage::jobs::counts(&self.inner.db).await {
+            Ok(counts) => {
+                let mut by_status = vellum_storage::jobs::JobStatus::ALL.map(|s| (s, 0));
+                for (status, n) in counts {
+                    if let Some(slot) = by_status.iter_mut().find(|(s, _)| *s == status) {
+                        slot.1 = n;
+                    }
+                }
+                Some(by_status)
+            }
+            Err(err) => {
+                tracing::warn!(error = %crate::telemetry::error_chain(&err), "metrics: could not count the jobs");
+                None
+            }
+        };
         self.inner.metrics.encode(&crate::metrics::Live {
             pool: self.inner.db.pool_usage(),
             sockets: self.inner.realtime.sockets(),
+            jobs,
         })
     }
 
@@ -287,6 +331,22 @@ impl AppState {
     #[must_use]
     pub fn config(&self) -> &AppConfig {
         &self.inner.config
+    }
+
+    /// How file `url` and `transforms` values are written: the base URL, the signer when
+    /// transform URLs are signed, the extra sizes images advertise.
+    #[must_use]
+    pub fn file_urls(&self) -> crate::transform_urls::FileUrls<'_> {
+        crate::transform_urls::FileUrls::new(
+            &self.inner.config.base_url,
+            self.inner.url_signer.as_ref(),
+            &self.inner.config.transform_urls.sizes,
+        )
+    }
+
+    /// The transform URL signer, when signing is on.
+    pub(crate) fn url_signer(&self) -> Option<&crate::transform_urls::UrlSigner> {
+        self.inner.url_signer.as_ref()
     }
 
     #[must_use]
@@ -358,26 +418,18 @@ impl AppState {
         self.current_snapshot().forget_account(id);
     }
 
-    /// Marks cached responses and list totals stale after a write of items or files through
-    /// this server. The project itself (schema, roles, settings) did not change, so when nobody
-    /// else moved the epoch meanwhile the snapshot is carried over to the new epoch instead of
-    /// being rebuilt from the database on the next request (which a stream of writes would
-    /// otherwise pay on every request).
-    pub async fn content_changed(&self) {
-        let before = self.current_snapshot();
-        let epoch = self.inner.epoch.bump().await;
-        if epoch != before.epoch.wrapping_add(1) {
-            return;
-        }
-        let carried = Arc::new(before.carried_to(epoch));
-        let mut slot = self
-            .inner
-            .snapshot
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if Arc::ptr_eq(&slot, &before) {
-            *slot = carried;
-        }
+    /// Marks cached responses, list totals and warm file reads that can contain `scope` stale,
+    /// after a write of items (a collection) or files through this server. The project itself
+    /// (schema, roles, settings) did not change: the global epoch and the snapshot stay, and
+    /// cached answers about unrelated collections stay warm ([`crate::cache::scope`]).
+    pub async fn content_changed(&self, scope: Scope) {
+        self.inner.epoch.bump_scope(scope).await;
+    }
+
+    /// The stamp of `snapshot`'s epoch and `scopes`' current counters: what an answer computed
+    /// from that snapshot and that content is cached and looked up under.
+    pub async fn stamp(&self, snapshot: &Snapshot, scopes: &[Scope]) -> u64 {
+        self.inner.epoch.stamp(snapshot.epoch, scopes).await
     }
 
     /// The current snapshot, rebuilt first when the epoch moved or it is older than the TTL.

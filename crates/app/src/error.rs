@@ -35,6 +35,10 @@ pub enum AppError {
     /// The origin gate, the key or its IP allowlist refused the request.
     #[error("rejected: {}", .0.message())]
     Rejected(AuthRejection),
+    /// A signed transform URL whose signature does not verify (or half a signature: `v`
+    /// without `s`, `s` without `v`).
+    #[error("invalid signature")]
+    InvalidSignature,
     /// Bad input: every problem keyed by field or query parameter.
     #[error("the given data was invalid")]
     Invalid(ValidationErrors),

@@ -32,6 +32,7 @@ use crate::context::AppState;
 use crate::error::AppError;
 use crate::query::ReadQuery;
 use crate::resources::{expanded_file, mini_user, timestamp};
+use crate::transform_urls::FileUrls;
 
 /// How many links of one relation field of one item `include` expands; the links after it stay
 /// lean. 100, like the largest page: a page expands at most 100 x 100 related items per field.
@@ -130,7 +131,7 @@ pub async fn render_items(
     };
     let ctx = Expand {
         actor,
-        base_url: &state.config().base_url,
+        urls: state.file_urls(),
         files: &files,
         users: &users,
         query,
@@ -470,7 +471,7 @@ pub(crate) fn collect_file_ids(fields: &[FieldDef], data: &Map<String, Value>, o
 /// What expansion needs once everything is loaded.
 struct Expand<'a> {
     actor: &'a Actor,
-    base_url: &'a str,
+    urls: FileUrls<'a>,
     files: &'a HashMap<i64, StoredFile>,
     users: &'a HashMap<i64, MiniUser>,
     query: &'a ReadQuery,
@@ -482,7 +483,7 @@ impl Expand<'_> {
     fn file(&self, id: i64) -> Option<Value> {
         let file = self.files.get(&id)?;
         match self.actor.role.file_expansion(file.effective) {
-            FileExpansion::Expanded => Some(expanded_file(self.base_url, file)),
+            FileExpansion::Expanded => Some(expanded_file(&self.urls, file)),
             FileExpansion::Denied => Some(json!({"id": id, "access": "denied"})),
             FileExpansion::Hidden => None,
         }

@@ -9,6 +9,8 @@ use vellum_storage::files::{FileKind, StoredFile};
 use vellum_storage::model::Collection;
 use vellum_storage::users::MiniUser;
 
+use crate::transform_urls::FileUrls;
+
 /// The image presets every image file advertises in `transforms` (the operator contract's
 /// "Files and transforms").
 pub const PRESETS: [&str; 4] = ["thumbnail", "small", "medium", "large"];
@@ -35,25 +37,23 @@ pub fn is_transformable(file: &StoredFile) -> bool {
         )
 }
 
-/// `url` (null for folders) and `transforms` (empty unless a transformable image).
+/// `url` (null for folders) and `transforms` (empty unless a transformable image): the presets,
+/// then the configured extra sizes, each signed when signing is on (see
+/// [`crate::transform_urls`]).
 #[must_use]
-pub fn file_urls(base_url: &str, file: &StoredFile) -> (Value, Value) {
+pub fn file_urls(urls: &FileUrls<'_>, file: &StoredFile) -> (Value, Value) {
     if file.kind == FileKind::Folder {
         return (Value::Null, Value::Object(Map::new()));
     }
-    let base = format!(
-        "{}/api/v1/files/{}",
-        base_url.trim_end_matches('/'),
-        file.id
-    );
+    let base = format!("{}/api/v1/files/{}", urls.base_url(), file.id);
     let transforms: Map<String, Value> = if is_transformable(file) {
         PRESETS
             .iter()
+            .map(|key| (*key).to_owned())
+            .chain(urls.extra_keys())
             .map(|key| {
-                (
-                    (*key).to_owned(),
-                    Value::String(format!("{base}/transforms/{key}")),
-                )
+                let url = format!("{base}/transforms/{key}{}", urls.query(file, &key));
+                (key, Value::String(url))
             })
             .collect()
     } else {
@@ -67,8 +67,8 @@ pub fn file_urls(base_url: &str, file: &StoredFile) -> (Value, Value) {
 
 /// The spec's ExpandedFileField.
 #[must_use]
-pub fn expanded_file(base_url: &str, file: &StoredFile) -> Value {
-    let (url, transforms) = file_urls(base_url, file);
+pub fn expanded_file(urls: &FileUrls<'_>, file: &StoredFile) -> Value {
+    let (url, transforms) = file_urls(urls, file);
     json!({
         "id": file.id,
         "filename": file.filename,
@@ -122,8 +122,8 @@ pub fn collection_resource(collection: &Collection, fields: &FieldPolicy) -> Val
 /// The spec's FileResource: all eighteen keys. `access` is the effective visibility (the stored
 /// value may be null, meaning "inherit").
 #[must_use]
-pub fn file_resource(base_url: &str, file: &StoredFile) -> Value {
-    let (url, transforms) = file_urls(base_url, file);
+pub fn file_resource(urls: &FileUrls<'_>, file: &StoredFile) -> Value {
+    let (url, transforms) = file_urls(urls, file);
     json!({
         "id": file.id,
         "parent_id": file.parent_id,

@@ -1,9 +1,10 @@
 //! What a warm file read needs, remembered per epoch: a file's content and its transform
 //! outputs were two statements and a `stat` per request (the file row with its effective
 //! visibility, the transform row, the blob's existence), most of a warm derivative's cost
-//! (issue 23). Every write bumps the epoch, so an entry computed before a write is never served
-//! after it: an entry remembers the epoch read *before* its rows were, and is used only while
-//! that is still the current epoch. The actor's permission is decided on every request from the
+//! (issue 23). Every write of files (and every change of the project) moves the files stamp
+//! ([`crate::cache::scope`]), so an entry computed before a write is never served after it: an
+//! entry remembers the stamp read *before* its rows were, and is used only while that is still
+//! the current stamp. The actor's permission is decided on every request from the
 //! remembered visibility; only the lookups are skipped.
 //!
 //! Blobs can vanish without a write (a transform evicted for disk space): a served entry whose
@@ -31,6 +32,9 @@ pub struct Download {
     pub download_name: Option<String>,
     /// Whether `Range` is honoured (content yes, transforms no).
     pub ranges: bool,
+    /// Whether the bytes behind this answer never change: a transform asked for by a signed URL
+    /// whose version is current (`crate::transform_urls`). Caches may then keep it a year.
+    pub immutable: bool,
 }
 
 /// Entries kept at most (a few hundred bytes each): the working set of a busy site's images.
@@ -51,6 +55,8 @@ pub(crate) struct Entry {
     pub(crate) download: Download,
     /// The transform's row, whose `last_used_at` says when the eviction order needs a touch.
     pub(crate) transform: Option<StoredTransform>,
+    /// The transform output's version (`v` of its signed URL), checked against a signed request.
+    pub(crate) version: Option<String>,
 }
 
 /// The bounded map of remembered answers (one per process).
@@ -97,6 +103,7 @@ mod tests {
             visibility: Visibility::Public,
             download_name: None,
             ranges: true,
+            immutable: false,
         }
     }
 
@@ -107,6 +114,7 @@ mod tests {
             epoch,
             download: download(),
             transform: None,
+            version: None,
         };
         served.put(Served::Content(1), entry(7));
         served.put(Served::Transform(1, "size-400".to_owned()), entry(7));

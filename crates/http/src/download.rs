@@ -1,6 +1,6 @@
 //! Streaming a [`Download`] (a file's bytes or a transform output) with its validators: `ETag`,
 //! `Last-Modified`, `If-None-Match` (304), one `bytes=` `Range` (206, 416), `Cache-Control` by
-//! visibility, and the headers that keep active content (HTML, SVG, PDF) from running inline.
+//! visibility (and for a year when the answer is immutable), and the headers that keep active content (HTML, SVG, PDF) from running inline.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
@@ -112,9 +112,12 @@ pub(crate) async fn serve(
         res.insert_header((header::ETAG, out.etag.clone()));
         res.insert_header((
             header::CACHE_CONTROL,
-            match out.visibility {
-                Visibility::Public => "public, max-age=300",
-                Visibility::Private => "private, no-cache",
+            match (out.visibility, out.immutable) {
+                (Visibility::Public, false) => "public, max-age=300",
+                (Visibility::Private, false) => "private, no-cache",
+                // A current signed transform URL: its bytes never change under it.
+                (Visibility::Public, true) => "public, max-age=31536000, immutable",
+                (Visibility::Private, true) => "private, max-age=31536000, immutable",
             },
         ));
         if let Some(modified) = out.modified {

@@ -49,6 +49,9 @@ pub enum ApiError {
     /// The origin gate, the key or its IP allowlist refused the request.
     #[error("rejected: {}", .0.message())]
     Rejected(AuthRejection),
+    /// A transform URL's signature does not verify: 403.
+    #[error("invalid signature")]
+    InvalidSignature,
     /// Bad input: every problem keyed by field or query parameter.
     #[error("the given data was invalid")]
     Invalid(ValidationErrors),
@@ -100,6 +103,7 @@ impl From<AppError> for ApiError {
             AppError::NotConfigured(message) => Self::NotConfigured(message),
             AppError::Forbidden(reason) => Self::Forbidden(reason),
             AppError::Rejected(rejection) => Self::Rejected(rejection),
+            AppError::InvalidSignature => Self::InvalidSignature,
             AppError::Invalid(errors) => Self::Invalid(errors),
             AppError::Unavailable(cause) => Self::Unavailable(cause),
             AppError::Busy { retry_after } => Self::Busy { retry_after },
@@ -132,7 +136,9 @@ impl ResponseError for ApiError {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::Throttled { .. } | Self::QuotaReached { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Rejected(rejection) if rejection.is_unauthenticated() => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) | Self::Rejected(_) | Self::CrossSite => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::Rejected(_) | Self::CrossSite | Self::InvalidSignature => {
+                StatusCode::FORBIDDEN
+            }
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
@@ -168,6 +174,10 @@ impl ResponseError for ApiError {
                 json!({"message": "Forbidden."})
             }
             Self::Rejected(rejection) => json!({"message": rejection.message()}),
+            Self::InvalidSignature => {
+                tracing::info!("refused: an invalid transform URL signature");
+                json!({"message": "Invalid signature."})
+            }
             Self::Invalid(errors) => {
                 let errors: BTreeMap<String, Vec<String>> = errors.clone().into_map();
                 json!({"message": "The given data was invalid.", "errors": errors})
@@ -351,6 +361,13 @@ mod tests {
                 r#"{"message":"Origin required or API key."}"#,
             ),
             (
+                ApiError::InvalidSignature,
+                403,
+                None,
+                false,
+                r#"{"message":"Invalid signature."}"#,
+            ),
+            (
                 ApiError::Invalid(errors),
                 422,
                 None,
@@ -411,6 +428,7 @@ mod tests {
                 ApiError::CrossSite => "CrossSite",
                 ApiError::Forbidden(_) => "Forbidden",
                 ApiError::Rejected(_) => "Rejected",
+                ApiError::InvalidSignature => "InvalidSignature",
                 ApiError::Invalid(_) => "Invalid",
                 ApiError::PayloadTooLarge => "PayloadTooLarge",
                 ApiError::Unavailable(_) => "Unavailable",
@@ -432,7 +450,7 @@ mod tests {
                 "{name}"
             );
         }
-        assert_eq!(seen.len(), 15, "every variant has a row");
+        assert_eq!(seen.len(), 16, "every variant has a row");
     }
 
     /// The application layer's errors reach the same rows: storage's refusals become the

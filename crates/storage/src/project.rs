@@ -44,6 +44,8 @@ pub const SETTING_KEYS: [&str; 6] = [
 
 /// The row holding the fingerprint secret. Not in [`SETTING_KEYS`] on purpose.
 const HASH_KEY: &str = "hash_key";
+/// The row holding the key that signs transform URLs. Not in [`SETTING_KEYS`] either.
+const URL_SIGNING_KEY: &str = "url_signing_key";
 
 /// 50 MiB: the contract's default upload cap for files.
 pub const DEFAULT_FILES_MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
@@ -387,8 +389,32 @@ pub async fn set_settings<C: ConnectionTrait + TransactionTrait>(
 /// A database error, or [`StorageError::Corrupt`] when the stored secret is not hex.
 #[instrument(skip_all, err)]
 pub async fn hash_key<C: ConnectionTrait>(db: &C) -> Result<HashKey, StorageError> {
-    if let Some(key) = read_hash_key(db).await? {
-        return Ok(key);
+    stored_secret(db, HASH_KEY, "hash key")
+        .await
+        .map(HashKey::new)
+}
+
+/// The key signing transform URLs (issue 24) when the operator configured none
+/// (`VELLUM_URL_SIGNING_KEY`): 32 random bytes created on first use and only read afterwards, as
+/// [`hash_key`] is, so replicas starting together agree and sign alike. Never listed as a
+/// setting.
+///
+/// # Errors
+/// A database error, or [`StorageError::Corrupt`] when the stored key is not hex.
+#[instrument(skip_all, err)]
+pub async fn url_signing_key<C: ConnectionTrait>(db: &C) -> Result<Vec<u8>, StorageError> {
+    stored_secret(db, URL_SIGNING_KEY, "URL signing key").await
+}
+
+/// The secret in row `row`, created first when absent (an insert-if-absent then a read, so the
+/// first writer wins for everyone).
+async fn stored_secret<C: ConnectionTrait>(
+    db: &C,
+    row: &str,
+    what: &str,
+) -> Result<Vec<u8>, StorageError> {
+    if let Some(secret) = read_secret(db, row, what).await? {
+        return Ok(secret);
     }
     let mut bytes = Vec::with_capacity(32);
     bytes.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
@@ -396,23 +422,27 @@ pub async fn hash_key<C: ConnectionTrait>(db: &C) -> Result<HashKey, StorageErro
     let backend = db.get_database_backend();
     let mut sql = Sql::new(backend);
     sql.push("INSERT INTO settings (key, value) VALUES (")
-        .bind(HASH_KEY)
+        .bind(row)
         .push(", ")
         .bind_json(&Json::from(hex::encode(&bytes)))
         .push(") ON CONFLICT (key) DO NOTHING");
     sql.execute(db).await?;
-    read_hash_key(db)
-        .await?
-        .ok_or_else(|| StorageError::corrupt("the hash key just written cannot be read back"))
+    read_secret(db, row, what).await?.ok_or_else(|| {
+        StorageError::corrupt(format!("the {what} just written cannot be read back"))
+    })
 }
 
-async fn read_hash_key<C: ConnectionTrait>(db: &C) -> Result<Option<HashKey>, StorageError> {
+async fn read_secret<C: ConnectionTrait>(
+    db: &C,
+    row: &str,
+    what: &str,
+) -> Result<Option<Vec<u8>>, StorageError> {
     let backend = db.get_database_backend();
     let mut sql = Sql::new(backend);
     sql.push("SELECT ")
         .push(&json_out(backend, "value"))
         .push(" AS value FROM settings WHERE key = ")
-        .bind(HASH_KEY);
+        .bind(row);
     let Some(row) = sql.one_as::<ValueRow, _>(db).await? else {
         return Ok(None);
     };
@@ -420,8 +450,8 @@ async fn read_hash_key<C: ConnectionTrait>(db: &C) -> Result<Option<HashKey>, St
         .as_str()
         .and_then(|text| hex::decode(text).ok())
         .filter(|b| !b.is_empty())
-        .ok_or_else(|| StorageError::corrupt("the stored hash key is not hex"))?;
-    Ok(Some(HashKey::new(bytes)))
+        .ok_or_else(|| StorageError::corrupt(format!("the stored {what} is not hex")))?;
+    Ok(Some(bytes))
 }
 
 /// A setting as stored (`value` as JSON text).

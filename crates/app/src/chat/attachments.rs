@@ -414,6 +414,7 @@ pub async fn download(
         visibility: Visibility::Private,
         download_name: Some(row.name.clone()),
         ranges: true,
+        immutable: false,
         storage_key: row.storage_key,
     })
 }

@@ -59,5 +59,6 @@ pub async fn download(
         visibility: Visibility::Private,
         download_name: Some(name),
         ranges: true,
+        immutable: false,
     })
 }

@@ -15,6 +15,7 @@ use crate::context::AppState;
 use crate::error::AppError;
 use crate::principal::Principal;
 use crate::resources::{file_resource, timestamp};
+use crate::transform_urls::FileUrls;
 
 /// Renders `files` (a page: the caller bounds it) for `principal`, in order.
 ///
@@ -28,12 +29,12 @@ pub async fn render_files(
     let ids: Vec<i64> = files.iter().map(|f| f.file.id).collect();
     let mut tags = tags_of(state.db(), &ids).await?;
     let favorites = favorites_among(state.db(), principal.user_id(), &ids).await?;
-    let base = &state.config().base_url;
+    let urls = state.file_urls();
     Ok(files
         .iter()
         .map(|f| {
             let tags = tags.remove(&f.file.id).unwrap_or_default();
-            admin_file_resource(base, f, &tags, favorites.contains(&f.file.id))
+            admin_file_resource(&urls, f, &tags, favorites.contains(&f.file.id))
         })
         .collect())
 }
@@ -61,13 +62,13 @@ pub async fn admin_file(
 /// has no `url` and no `transforms`: the public API does not serve it.
 #[must_use]
 pub fn admin_file_resource(
-    base_url: &str,
+    urls: &FileUrls<'_>,
     file: &AdminFile,
     tags: &[String],
     favorite: bool,
 ) -> Value {
     let stored = &file.file;
-    let mut out = file_resource(base_url, stored);
+    let mut out = file_resource(urls, stored);
     if let Value::Object(map) = &mut out {
         let trashed = stored.deleted_at.is_some();
         map.insert(

@@ -25,6 +25,7 @@ pub use transform::transform;
 pub use upload::{UploadForm, parse_parent_id, receive_file_part, upload};
 
 use crate::actor::Actor;
+use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::{PageMeta, parse_id};
@@ -79,9 +80,13 @@ pub async fn list(state: &AppState, actor: &Actor, query: &str) -> Result<FilePa
         },
     )
     .await?;
-    let base = &state.config().base_url;
+    let urls = state.file_urls();
     Ok(FilePage {
-        data: files.items.iter().map(|f| file_resource(base, f)).collect(),
+        data: files
+            .items
+            .iter()
+            .map(|f| file_resource(&urls, f))
+            .collect(),
         meta: PageMeta {
             current_page: files.current_page,
             last_page: files.last_page,
@@ -119,7 +124,7 @@ fn parent_filter(
 /// 404 when it does not exist, 403 without the grant its effective visibility needs.
 pub async fn show(state: &AppState, actor: &Actor, id: &str) -> Result<Value, AppError> {
     let file = readable_file(state, actor, id).await?;
-    Ok(file_resource(&state.config().base_url, &file))
+    Ok(file_resource(&state.file_urls(), &file))
 }
 
 /// Updates a file's metadata from an UpdateFileRequest body, awaited once the grant is checked.
@@ -149,7 +154,7 @@ where
             StorageError::Conflict { message, .. } => AppError::invalid("name", message),
             other => other.into(),
         })?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     file_event(state, Event::FileUpdated, file.id).await;
     Ok(written_file(state, actor, &file))
 }
@@ -162,7 +167,7 @@ pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), App
     let grant = actor.role.authorize_file_write(FileAction::Delete)?;
     let id = parse_id(id)?;
     vellum_storage::files::soft_delete_file(state.db(), &grant, id).await?;
-    state.content_changed().await;
+    state.content_changed(Scope::Files).await;
     file_event(state, Event::FileDeleted, id).await;
     Ok(())
 }
@@ -178,7 +183,9 @@ pub(crate) async fn file_event(state: &AppState, event: Event, id: i64) {
 /// 404 (no such file, a folder, no stored bytes), 403, the database or blob store.
 pub async fn content(state: &AppState, actor: &Actor, id: &str) -> Result<Download, AppError> {
     let served = Served::Content(parse_id(id)?);
-    let epoch = state.epoch().await;
+    let epoch = state
+        .stamp(&actor.snapshot, &[crate::cache::Scope::Files])
+        .await;
     if let Some(entry) = state.served_files().get(&served, epoch) {
         return permitted(actor, &entry.download);
     }
@@ -189,6 +196,7 @@ pub async fn content(state: &AppState, actor: &Actor, id: &str) -> Result<Downlo
             epoch,
             download: download.clone(),
             transform: None,
+            version: None,
         },
     );
     Ok(download)
@@ -246,6 +254,7 @@ async fn content_of(file: StoredFile, state: &AppState) -> Result<Download, AppE
         visibility: file.effective,
         download_name: file.download_name.clone(),
         ranges: true,
+        immutable: false,
     })
 }
 
@@ -268,7 +277,7 @@ async fn readable_file(state: &AppState, actor: &Actor, id: &str) -> Result<Stor
 /// applies: the FileResource when the actor may read it, otherwise only `{"id": …}`.
 fn written_file(state: &AppState, actor: &Actor, file: &StoredFile) -> Value {
     match actor.role.file_write_echo(file.effective) {
-        WriteEcho::Resource => file_resource(&state.config().base_url, file),
+        WriteEcho::Resource => file_resource(&state.file_urls(), file),
         WriteEcho::IdOnly => json!({ "id": file.id }),
     }
 }

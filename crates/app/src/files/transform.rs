@@ -17,30 +17,52 @@ use crate::items::parse_id;
 use crate::resources::is_transformable;
 use crate::served::{Entry, Served};
 use crate::telemetry::error_chain;
+use crate::transform_urls::{Signed, variant_of, version};
 use crate::transforms::Failure;
 
-/// The output of preset `key` of file `id`, computed if it is not stored yet.
+/// The output of preset `key` of file `id`, computed if it is not stored yet. `query` is the
+/// request's query string: with signed transform URLs on, its `v` and `s` (see
+/// [`crate::transform_urls`]) decide whether the answer is immutable and whether a `size-N`
+/// other than the presets may be asked for; with them off it is ignored.
 ///
 /// # Errors
-/// 404 (an unknown key, no such file, not a transformable image), 403, 422 (an image too large
-/// or too costly, or undecodable), [`AppError::Busy`] when the transform budget is full, the
-/// database or blob store.
+/// [`AppError::InvalidSignature`] (a signature that does not verify, or half of one), 404 (an
+/// unknown key, an unsigned `size-N` while signing is on, no such file, not a transformable
+/// image), 403, 422 (an image too large or too costly, or undecodable), [`AppError::Busy`] when
+/// the transform budget is full, the database or blob store.
 pub async fn transform(
     state: &AppState,
     actor: &Actor,
     id: &str,
     key: &str,
+    query: &str,
 ) -> Result<Download, AppError> {
+    let file_id = parse_id(id)?;
+    // Checked first: no lookup is spent on a forged URL. A valid signature is no grant: the
+    // role's permission is still decided below, on every path.
+    let signed = match state.url_signer().map(|s| s.check(file_id, key, query)) {
+        None | Some(Signed::No) => None,
+        Some(Signed::Yes(version)) => Some(version),
+        Some(Signed::Invalid) => return Err(AppError::InvalidSignature),
+    };
     let preset = Preset::parse(key).ok_or(AppError::NotFound)?;
-    let served = Served::Transform(parse_id(id)?, key.to_owned());
-    let epoch = state.epoch().await;
+    // Only a URL the server wrote may ask for a size of its own choosing.
+    if state.url_signer().is_some() && signed.is_none() && matches!(preset, Preset::Size(_)) {
+        return Err(AppError::NotFound);
+    }
+    let served = Served::Transform(file_id, key.to_owned());
+    let epoch = state
+        .stamp(&actor.snapshot, &[crate::cache::Scope::Files])
+        .await;
     if let Some(entry) = state.served_files().get(&served, epoch)
         && !entry
             .transform
             .as_ref()
             .is_some_and(|t| t.needs_touch(time::OffsetDateTime::now_utc()))
     {
-        return permitted(actor, &entry.download);
+        let mut download = permitted(actor, &entry.download)?;
+        download.immutable = signed.is_some() && signed == entry.version;
+        return Ok(download);
     }
     let file = readable_file(state, actor, id).await?;
     let (Some(source_key), Some(hash), true) = (
@@ -57,7 +79,7 @@ pub async fn transform(
             .await
             .map_err(|failure| failure_error(state, failure))?,
     };
-    let download = Download {
+    let mut download = Download {
         size: stored
             .filesize
             .and_then(|s| u64::try_from(s).ok())
@@ -69,7 +91,9 @@ pub async fn transform(
         visibility: file.effective,
         download_name: None,
         ranges: false,
+        immutable: false,
     };
+    let current = version(hash, &variant);
     // The touch a served entry will next need is decided from the row as just read (or
     // written): an entry whose output needs one is skipped, and its read touches it.
     state.served_files().put(
@@ -78,34 +102,13 @@ pub async fn transform(
             epoch,
             download: download.clone(),
             transform: Some(stored),
+            version: Some(current.clone()),
         },
     );
+    // A stale version (new bytes, a moved focal point) still gets the current output, but not
+    // for a year: its URL no longer names what is sent.
+    download.immutable = signed.as_deref() == Some(current.as_str());
     Ok(download)
-}
-
-/// The preset as rendered for this image, the output's identity and the crop's focal point.
-fn variant_of(file: &StoredFile, preset: Preset) -> (Preset, String, FocalPoint) {
-    // A fit preset whose box holds the whole image renders the image at its own size: every such
-    // key (up to 4,096 `size-N`) shares one stored output instead of one each.
-    let preset = match (file.width, file.height) {
-        (Some(w), Some(h)) => match (u32::try_from(w), u32::try_from(h)) {
-            (Ok(w), Ok(h)) if w > 0 && h > 0 => preset.canonical(w, h),
-            _ => preset,
-        },
-        _ => preset,
-    };
-    let key = preset.key();
-    let focal = FocalPoint {
-        x: file.focal_point_x.unwrap_or(0.5),
-        y: file.focal_point_y.unwrap_or(0.5),
-    };
-    // The focal point moves the thumbnail's crop, so it is part of the output's identity.
-    let variant = if preset == Preset::Thumbnail {
-        format!("{key}@{:.4}x{:.4}", focal.x, focal.y)
-    } else {
-        key
-    };
-    (preset, variant, focal)
 }
 
 /// A stored output whose blob is still there. Its use is recorded at most once a minute (the

@@ -165,6 +165,7 @@ impl Run {
             }
             AppError::NotConfigured(message) => (*message, "NOT_CONFIGURED"),
             AppError::Forbidden(_) | AppError::Rejected(_) => ("Forbidden.", "FORBIDDEN"),
+            AppError::InvalidSignature => ("Invalid signature.", "FORBIDDEN"),
             AppError::Invalid(errors) => {
                 let errors = serde_json::to_value(errors)
                     .ok()

@@ -181,12 +181,17 @@ pub async fn content(
     operation_id = "fileTransform",
     tag = "files",
     security((), ("bearer" = [])),
-    params(("id" = i64, Path, description = "File id"), ("key" = String, Path, description = "`thumbnail`, `small`, `medium`, `large` or `size-N` (N from 1 to 4096)")),
+    params(
+        ("id" = i64, Path, description = "File id"),
+        ("key" = String, Path, description = "`thumbnail`, `small`, `medium`, `large` or `size-N` (N from 1 to 4096; with signed transform URLs on, a `size-N` needs a signature)"),
+        ("v" = Option<String>, Query, description = "Signed transform URLs only: the output's version, as the `transforms` value carries it (16 hex digits)"),
+        ("s" = Option<String>, Query, description = "Signed transform URLs only: the URL's signature, as the `transforms` value carries it"),
+    ),
     responses(
-        (status = 200, description = "The transformed image, in the source format", content((Vec<u8> = "application/octet-stream"), (Vec<u8> = "*/*"))),
+        (status = 200, description = "The transformed image, in the source format (`Cache-Control: …, max-age=31536000, immutable` for a signed URL whose version is current)", content((Vec<u8> = "application/octet-stream"), (Vec<u8> = "*/*"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 401, response = crate::schemas::Unauthenticated),
-        (status = 403, response = crate::schemas::Forbidden),
+        (status = 403, description = "Forbidden (origin gate, IP allowlist, grant), or `Invalid signature.`", content_type = "application/json", body = crate::schemas::ErrorBody),
         (status = 404, response = crate::schemas::NotFound),
         (status = 422, response = crate::schemas::Invalid),
         (status = 503, response = crate::schemas::Unavailable),
@@ -205,7 +210,7 @@ pub async fn transform(
     serve_resolved_forgetting(
         &state,
         &req,
-        || files::transform(&state, &actor, &id, &key),
+        || files::transform(&state, &actor, &id, &key, req.query_string()),
         || files::forget_transform(&state, &id, &key),
     )
     .await

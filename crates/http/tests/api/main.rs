@@ -38,3 +38,4 @@ mod role_matrix;
 mod smoke;
 mod socket;
 mod transform_budget;
+mod transform_urls;
