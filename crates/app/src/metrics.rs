@@ -10,10 +10,12 @@
 //!   by the routes the server has; a request no route matched is [`UNMATCHED`].
 //! - `vellum_response_cache_hits_total` / `vellum_response_cache_misses_total`: the public API
 //!   response cache ([`Metrics::response_cache`]).
-//! - `vellum_db_pool_connections{state="in_use"|"idle"}`, `vellum_db_pool_max_connections` and
-//!   `vellum_realtime_sockets`: read at scrape time ([`Metrics::encode`] is handed a [`Live`]).
+//! - `vellum_db_pool_connections{state="in_use"|"idle"}`, `vellum_db_pool_max_connections`,
+//!   `vellum_realtime_sockets` and `vellum_jobs{status}` (the job queue's depth: jobs by status,
+//!   counted in the database, so every replica reports the shared queue): read at scrape time
+//!   ([`Metrics::encode`] is handed a [`Live`]).
 //!
-//! Adding a metric (the job queue's depth, say) takes one call at start-up: create the metric,
+//! Adding a metric (a counter of your own, say) takes one call at start-up: create the metric,
 //! [`Metrics::register`] a clone of it, keep the other where the number changes.
 //!
 //! ```
@@ -106,6 +108,8 @@ pub struct Live {
     pub pool: Option<vellum_storage::telemetry::PoolUsage>,
     /// Realtime sockets open on this process.
     pub sockets: usize,
+    /// Jobs by status, when the database answered.
+    pub jobs: Option<[(vellum_storage::jobs::JobStatus, u64); 6]>,
 }
 
 /// Histograms of [`LATENCY_BUCKETS`] (a `fn` pointer, so the family's type can be named).
@@ -125,6 +129,7 @@ pub struct Metrics {
     pool: Family<[(&'static str, &'static str); 1], Gauge>,
     pool_max: Gauge,
     sockets: Gauge,
+    jobs: Family<[(&'static str, &'static str); 1], Gauge>,
 }
 
 impl fmt::Debug for Metrics {
@@ -152,6 +157,7 @@ impl Metrics {
             pool: Family::default(),
             pool_max: Gauge::default(),
             sockets: Gauge::default(),
+            jobs: Family::default(),
         };
         metrics.register(
             "vellum_http_requests",
@@ -170,7 +176,7 @@ impl Metrics {
         );
         metrics.register(
             "vellum_response_cache_misses",
-            "Cacheable public API reads the response cache did not hold at the current epoch",
+            "Cacheable public API reads the response cache did not hold under the current stamp",
             metrics.cache_misses.clone(),
         );
         metrics.register(
@@ -187,6 +193,12 @@ impl Metrics {
             "vellum_realtime_sockets",
             "Realtime WebSocket connections open on this process",
             metrics.sockets.clone(),
+        );
+        metrics.register(
+            "vellum_jobs",
+            "Jobs in the queue by status (queued, running, failed: waiting to retry, dead, done, \
+             cancelled), shared by every replica",
+            metrics.jobs.clone(),
         );
         metrics
     }
@@ -244,6 +256,11 @@ impl Metrics {
         }
         self.sockets
             .set(i64::try_from(live.sockets).unwrap_or(i64::MAX));
+        for (status, n) in live.jobs.iter().flatten() {
+            self.jobs
+                .get_or_create(&[("status", status.as_str())])
+                .set(i64::try_from(*n).unwrap_or(i64::MAX));
+        }
         let mut text = String::new();
         prometheus_client::encoding::prometheus_text::encode(&mut text, &self.lock())?;
         Ok(text)
@@ -258,6 +275,7 @@ impl Metrics {
 
 #[cfg(test)]
 mod tests {
+    use vellum_storage::jobs::JobStatus;
     use vellum_storage::telemetry::PoolUsage;
 
     use super::*;
@@ -299,6 +317,7 @@ mod tests {
                 max: 8,
             }),
             sockets: 7,
+            jobs: Some(JobStatus::ALL.map(|s| (s, if s == JobStatus::Failed { 4 } else { 0 }))),
         };
         let text = metrics.encode(&live).unwrap();
         for line in [
@@ -308,6 +327,8 @@ mod tests {
             "vellum_db_pool_connections{state=\"idle\"} 2\n",
             "vellum_db_pool_max_connections 8\n",
             "vellum_realtime_sockets 7\n",
+            "vellum_jobs{status=\"failed\"} 4\n",
+            "vellum_jobs{status=\"queued\"} 0\n",
         ] {
             assert!(text.contains(line), "{line} in\n{text}");
         }

@@ -72,9 +72,9 @@ pub fn app(
         .default_service(web::to(crate::not_found))
 }
 
-/// Every registered metric, the pool and socket gauges read now.
+/// Every registered metric, the pool, socket and job gauges read now.
 async fn scrape(state: web::Data<AppState>) -> HttpResponse {
-    match state.render_metrics() {
+    match state.render_metrics().await {
         Ok(text) => HttpResponse::Ok()
             .insert_header((header::CONTENT_TYPE, CONTENT_TYPE))
             .insert_header((header::CACHE_CONTROL, "no-store"))

@@ -99,8 +99,9 @@ async fn a_public_request_is_counted_under_its_route_pattern_and_status() {
     // Paths never become labels: an item id or a slug would be a series each.
     assert!(!body.contains("/articles/"), "{body}");
     assert!(!body.contains("/no/such/page"), "{body}");
-    // The second read was the cache's; the first and the unknown collection's (looked up, then
-    // answered 404 uncached) were misses; the page outside the API has no cache.
+    // The second read was the cache's and the first a miss; the unknown collection has no
+    // content to stamp, so it skips the cache (answered 404 uncached), and the page outside the
+    // API has no cache.
     assert_eq!(
         sample(&body, "vellum_response_cache_hits_total"),
         Some(1.0),
@@ -108,7 +109,7 @@ async fn a_public_request_is_counted_under_its_route_pattern_and_status() {
     );
     assert_eq!(
         sample(&body, "vellum_response_cache_misses_total"),
-        Some(2.0),
+        Some(1.0),
         "{body}"
     );
     // The pool is read at scrape time, on SQLite and PostgreSQL alike.
@@ -117,6 +118,39 @@ async fn a_public_request_is_counted_under_its_route_pattern_and_status() {
     let idle = sample(&body, r#"vellum_db_pool_connections{state="idle"}"#).unwrap();
     assert!(idle >= 1.0 && idle <= max, "{body}");
     assert_eq!(sample(&body, "vellum_realtime_sockets"), Some(0.0));
+}
+
+/// The job queue's depth is counted in the database at scrape time, by status.
+#[actix_web::test]
+async fn the_job_queue_depth_is_reported_by_status() {
+    let app = counted().await;
+    let (_, _, body) = scrape(&app).await;
+    assert_eq!(
+        sample(&body, r#"vellum_jobs{status="queued"}"#),
+        Some(0.0),
+        "{body}"
+    );
+    // A queue no worker serves: the jobs stay queued while the test looks.
+    let payload = serde_json::json!({});
+    let job = vellum_storage::jobs::NewJob {
+        queue: "metrics-test",
+        payload: &payload,
+        max_attempts: 1,
+    };
+    vellum_storage::jobs::enqueue_all(app.state.db(), &[job.clone(), job])
+        .await
+        .unwrap();
+    let (_, _, body) = scrape(&app).await;
+    assert_eq!(
+        sample(&body, r#"vellum_jobs{status="queued"}"#),
+        Some(2.0),
+        "{body}"
+    );
+    assert_eq!(
+        sample(&body, r#"vellum_jobs{status="dead"}"#),
+        Some(0.0),
+        "{body}"
+    );
 }
 
 #[actix_web::test]
