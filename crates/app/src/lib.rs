@@ -38,6 +38,7 @@ pub mod identity;
 pub mod ingest;
 pub mod input;
 pub mod items;
+mod job_wake;
 pub mod jobs;
 mod list_memo;
 pub mod listing;
@@ -64,6 +65,7 @@ mod served;
 pub mod singleton;
 mod snapshot;
 pub mod telemetry;
+pub mod transform_urls;
 pub mod transforms;
 pub mod users;
 pub mod webhook_events;
@@ -73,7 +75,7 @@ pub use actor::Actor;
 pub use app_config::{
     AiConfig, AppConfig, DEFAULT_BODY_READ_TIMEOUT_SECS, DEFAULT_JPEG_QUALITY, DEFAULT_JSON_LIMIT,
     DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_TRANSFORM_MEMORY, JobsConfig,
-    cores,
+    MAX_TRANSFORM_SIZES, SigningKey, TransformUrlsConfig, cores,
 };
 pub use context::{AppState, Backends};
 pub use error::AppError;

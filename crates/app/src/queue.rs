@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::app_config::JobsConfig;
+use crate::cache::RedisBackend;
+use crate::job_wake::RedisWake;
 use crate::outbound::{AddressGuard, Outbound};
 
 /// This process's side of the queue: the worker's wake-up call and its outbound client.
@@ -19,10 +21,12 @@ use crate::outbound::{AddressGuard, Outbound};
 pub struct Jobs {
     wake: Arc<Notify>,
     outbound: Option<Outbound>,
+    /// The other replicas' workers, when Redis is configured.
+    redis: Option<RedisWake>,
 }
 
 impl Jobs {
-    pub(crate) fn new(config: &JobsConfig) -> Self {
+    pub(crate) fn new(config: &JobsConfig, redis: Option<&Arc<RedisBackend>>) -> Self {
         let guard = AddressGuard::new(config.allowed_networks.clone());
         let outbound = match Outbound::new(guard, config.request_timeout) {
             Ok(client) => Some(client),
@@ -34,15 +38,25 @@ impl Jobs {
         Self {
             wake: Arc::new(Notify::new()),
             outbound,
+            redis: redis.map(|r| RedisWake::start(Arc::clone(r))),
         }
     }
 
-    /// Tells this process's worker a job was queued (it also polls, for other replicas' jobs).
+    /// Tells this process's worker a job was queued, and with Redis every replica's (they also
+    /// poll, for jobs whose news was lost and leases that ran out).
     pub fn wake(&self) {
         self.wake.notify_one();
+        if let Some(redis) = &self.redis {
+            redis.announce();
+        }
     }
 
-    pub(crate) fn wake_handle(&self) -> Arc<Notify> {
+    /// This process's worker's wake-up call; with Redis, other replicas' announcements ring it
+    /// too (from the first call on).
+    pub(crate) fn listen_for_jobs(&self) -> Arc<Notify> {
+        if let Some(redis) = &self.redis {
+            redis.listen(&self.wake);
+        }
         Arc::clone(&self.wake)
     }
 

@@ -25,7 +25,7 @@ pub fn start(state: &AppState) {
         return;
     }
     let weak = state.downgrade();
-    let wake = state.jobs().wake_handle();
+    let wake = state.jobs().listen_for_jobs();
     let slots = Arc::new(Semaphore::new(config.concurrency));
     let poll = config.poll_interval;
     let worker = format!(

@@ -398,6 +398,59 @@ async fn a_job_whose_worker_died_is_delivered_by_another_replica() {
     drop(other);
 }
 
+/// With Redis, a job queued on a replica that runs no worker is announced to the others: an
+/// idle worker elsewhere claims it at once, long before its next poll.
+#[actix_web::test]
+async fn with_redis_a_queued_job_wakes_another_replicas_worker() {
+    let Some(url) = std::env::var(crate::support::REDIS_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
+        return; // Runs where VELLUM_TEST_REDIS_URL is set (CI).
+    };
+    let app = TestApp::with_config(
+        blog(),
+        config(JobsConfig {
+            concurrency: 0,
+            ..fast_jobs()
+        }),
+    )
+    .await;
+    let session = admin(&app).await;
+    let receiver = Receiver::start().await;
+    create_hook(
+        &app,
+        &session,
+        json!({"name": "site", "url": receiver.url, "events": ["item.created"]}),
+    )
+    .await;
+    // The worker replica polls once a minute: only the announcement can wake it in time.
+    let slow = config(JobsConfig {
+        poll_interval: Duration::from_secs(60),
+        ..fast_jobs()
+    });
+    let namespace = app.state.redis().unwrap().namespace().to_owned();
+    let redis = vellum_http::cache::RedisBackend::new(url.trim(), 4)
+        .unwrap()
+        .with_namespace(&namespace);
+    let blobs = std::sync::Arc::new(vellum_storage::blob::ObjectBlobStore::in_memory());
+    let backends = vellum_http::Backends::redis(&slow, blobs, redis);
+    let other = vellum_app::AppState::with_backends(app.db.conn.clone(), slow, backends)
+        .await
+        .unwrap();
+    vellum_app::jobs::start_worker(&other);
+    // Let its first look (nothing due) pass and its subscription settle.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    post_item(&app, "articles", json!({"title": {"en": "announced"}})).await;
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(
+        got.len(),
+        1,
+        "delivered by the other replica well before its poll"
+    );
+    drop(other);
+}
+
 #[actix_web::test]
 async fn repeated_failures_disable_a_webhook_and_dead_jobs_can_be_retried() {
     let mut jobs = fast_jobs();
