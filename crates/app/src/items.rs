@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use vellum_domain::{LocaleCode, WriteContext, WriteMode, prepare_write};
-use vellum_policy::{Authorized, CollectionAction, ItemGrant, ItemWrite};
+use vellum_policy::{Authorized, CollectionAction, Filter, ItemGrant, ItemWrite};
 use vellum_storage::items::{self as stored, FilterScope, ListItems};
 use vellum_storage::model::Collection;
 
@@ -56,20 +56,10 @@ pub async fn list(
     let fields = actor.role.field_policy(&collection.slug);
     let query = parse_list(query, &actor.snapshot.locales, &collection, &fields)?;
     let role_filter = actor.role.item_filter(&collection.slug);
-    // The total depends on the collection, the query's filter and the locale it compares
-    // translatable fields in, and the role's filter (always compared in the default locale);
-    // sort and page do not change it, and the stamp of the content it can reach moves with
-    // every write of it. Positions in the list are remembered under the same key.
-    let stamp = state
-        .stamp(&actor.snapshot, actor.snapshot.scopes_of(collection.id))
-        .await;
-    let key = ListKey::new(
-        collection.id,
-        stamp,
-        &query.read.locale,
-        &query.filter,
-        role_filter,
-    );
+    // The role's filter is always compared in the default locale; sort and page do not change
+    // the total. Positions in the list are remembered under the same key.
+    let filter = (&query.read.locale, &query.filter);
+    let key = list_key(state, actor, &collection, filter, role_filter).await;
     let page = list_page(
         state.db(),
         &actor.snapshot.lists,
@@ -277,6 +267,21 @@ fn authorize<'a>(
     action: CollectionAction,
 ) -> Result<ItemGrant<'a>, AppError> {
     Ok(actor.role.authorize_item_action(&collection.slug, action)?)
+}
+
+/// The memo key of a list of `collection` as `actor` reads it: the collection, the stamp of
+/// the content it can reach (which every write of that content moves), the `locale` the
+/// `filter` compares translatable fields in, the filter and the role's item filter.
+pub(crate) async fn list_key(
+    state: &AppState,
+    actor: &Actor,
+    collection: &Collection,
+    (locale, filter): (&LocaleCode, &Filter),
+    role_filter: Option<&Filter>,
+) -> ListKey {
+    let scopes = actor.snapshot.scopes_of(collection.id);
+    let stamp = state.stamp(&actor.snapshot, scopes).await;
+    ListKey::new(collection.id, stamp, locale, filter, role_filter)
 }
 
 fn scope<'a>(

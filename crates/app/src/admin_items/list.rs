@@ -11,7 +11,7 @@ use super::{Target, open};
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::{ItemPage, PageMeta};
-use crate::list_memo::{ListKey, list_page};
+use crate::list_memo::list_page;
 use crate::principal::Principal;
 use crate::render::render_items;
 use crate::schema::CollectionDefinition;
@@ -88,16 +88,8 @@ async fn page_of(state: &AppState, target: &Target, query: &str) -> Result<ItemP
         // The live list is the public list's: its total and positions are remembered per
         // (collection, locale, filter) until the stamp of its content moves.
         Shelf::Live => {
-            let stamp = state
-                .stamp(&actor.snapshot, actor.snapshot.scopes_of(collection.id))
-                .await;
-            let key = ListKey::new(
-                collection.id,
-                stamp,
-                &query.read.locale,
-                &query.filter,
-                None,
-            );
+            let filter = (&query.read.locale, &query.filter);
+            let key = crate::items::list_key(state, actor, collection, filter, None).await;
             let memo = &actor.snapshot.lists;
             list_page(state.db(), memo, key, collection, &scope, list, None).await?
         }

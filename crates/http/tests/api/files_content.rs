@@ -20,18 +20,7 @@ fn content_path(id: i64) -> String {
 
 /// Uploads `bytes` as `filename` into `parent` (as super-admin) and returns the new id.
 async fn upload_into(app: &TestApp, parent: Option<i64>, filename: &str, bytes: &[u8]) -> i64 {
-    let mut parts = vec![Part::file(filename, "application/octet-stream", bytes)];
-    if let Some(parent) = parent {
-        parts.push(Part::text("parent_id", &parent.to_string()));
-    }
-    let res = app.upload(Some("admin-key"), &parts).await;
-    assert_eq!(
-        res.status,
-        StatusCode::CREATED,
-        "{:?}",
-        String::from_utf8_lossy(&res.body)
-    );
-    id_of(&res.json()["data"])
+    id_of(&app.upload_into(parent, filename, bytes).await)
 }
 
 fn assert_ok(res: &Response, what: &str) {

@@ -391,6 +391,23 @@ impl TestApp {
         res.json()["data"].clone()
     }
 
+    /// Uploads `bytes` as `filename` into folder `parent` as `admin-key` (super-admin) and
+    /// returns the FileResource (asserting 201).
+    pub async fn upload_into(&self, parent: Option<i64>, filename: &str, bytes: &[u8]) -> Value {
+        let mut parts = vec![Part::file(filename, "application/octet-stream", bytes)];
+        if let Some(parent) = parent {
+            parts.push(Part::text("parent_id", &parent.to_string()));
+        }
+        let res = self.upload(Some("admin-key"), &parts).await;
+        assert_eq!(
+            res.status,
+            StatusCode::CREATED,
+            "{:?}",
+            String::from_utf8_lossy(&res.body)
+        );
+        res.json()["data"].clone()
+    }
+
     /// GET `path` as `key` (None: anonymous) with extra request headers.
     pub async fn get_with(
         &self,

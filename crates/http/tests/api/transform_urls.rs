@@ -10,7 +10,7 @@ use vellum_http::HttpConfig;
 use vellum_storage::files::Visibility;
 
 use crate::files::{assert_forbidden, assert_not_found, file_path, folder, id_of, project, urls};
-use crate::support::{BASE_URL, Part, Response, TestApp, jpeg, png, send_to};
+use crate::support::{BASE_URL, Response, TestApp, jpeg, png, send_to};
 
 const IMMUTABLE_PUBLIC: &str = "public, max-age=31536000, immutable";
 const IMMUTABLE_PRIVATE: &str = "private, max-age=31536000, immutable";
@@ -30,18 +30,7 @@ fn signing(sizes: &[u32]) -> HttpConfig {
 
 /// Uploads `bytes` as super-admin into `parent`; returns the FileResource.
 async fn upload(app: &TestApp, parent: Option<i64>, name: &str, bytes: &[u8]) -> Value {
-    let mut parts = vec![Part::file(name, "application/octet-stream", bytes)];
-    if let Some(parent) = parent {
-        parts.push(Part::text("parent_id", &parent.to_string()));
-    }
-    let res = app.upload(Some("admin-key"), &parts).await;
-    assert_eq!(
-        res.status,
-        StatusCode::CREATED,
-        "{:?}",
-        String::from_utf8_lossy(&res.body)
-    );
-    res.json()["data"].clone()
+    app.upload_into(parent, name, bytes).await
 }
 
 /// The path (and query) of an absolute `transforms` value.

@@ -334,9 +334,8 @@ async fn a_receiver_that_is_down_gets_exactly_the_same_message_when_it_returns()
     assert_eq!(shown["data"]["failures"], 0);
 }
 
-#[actix_web::test]
-async fn a_job_whose_worker_died_is_delivered_by_another_replica() {
-    // This replica queues but runs no worker.
+/// A replica that queues but runs no worker, with a webhook on `item.created` to a receiver.
+async fn queuing_replica() -> (TestApp, Session, Receiver) {
     let app = TestApp::with_config(
         blog(),
         config(JobsConfig {
@@ -347,13 +346,19 @@ async fn a_job_whose_worker_died_is_delivered_by_another_replica() {
     .await;
     let session = admin(&app).await;
     let receiver = Receiver::start().await;
-    let jobs = fast_jobs();
     create_hook(
         &app,
         &session,
         json!({"name": "site", "url": receiver.url, "events": ["item.created"]}),
     )
     .await;
+    (app, session, receiver)
+}
+
+#[actix_web::test]
+async fn a_job_whose_worker_died_is_delivered_by_another_replica() {
+    let (app, session, receiver) = queuing_replica().await;
+    let jobs = fast_jobs();
     for title in ["one", "two", "three"] {
         post_item(&app, "articles", json!({"title": {"en": title}})).await;
     }
@@ -408,22 +413,7 @@ async fn with_redis_a_queued_job_wakes_another_replicas_worker() {
     else {
         return; // Runs where VELLUM_TEST_REDIS_URL is set (CI).
     };
-    let app = TestApp::with_config(
-        blog(),
-        config(JobsConfig {
-            concurrency: 0,
-            ..fast_jobs()
-        }),
-    )
-    .await;
-    let session = admin(&app).await;
-    let receiver = Receiver::start().await;
-    create_hook(
-        &app,
-        &session,
-        json!({"name": "site", "url": receiver.url, "events": ["item.created"]}),
-    )
-    .await;
+    let (app, _session, receiver) = queuing_replica().await;
     // The worker replica polls once a minute: only the announcement can wake it in time.
     let slow = config(JobsConfig {
         poll_interval: Duration::from_secs(60),
