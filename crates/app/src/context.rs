@@ -99,6 +99,8 @@ pub(crate) struct Inner {
     jobs: crate::queue::Jobs,
     /// The Prometheus registry (`vellum_http::metrics` serves it when configured).
     metrics: crate::metrics::Metrics,
+    /// GraphQL queries persisted by hash, shared by every HTTP worker of this process.
+    persisted_queries: crate::persisted_queries::Persisted,
     /// Signs transform URLs when `VELLUM_SIGNED_TRANSFORMS` is on (issue 24).
     url_signer: Option<crate::transform_urls::UrlSigner>,
 }
@@ -222,6 +224,7 @@ impl AppState {
                 served: crate::served::ServedFiles::default(),
                 jobs,
                 metrics: crate::metrics::Metrics::new(),
+                persisted_queries: crate::persisted_queries::Persisted::default(),
                 url_signer,
             }),
         };
@@ -262,6 +265,12 @@ impl AppState {
     /// The state behind `weak`, while it lives.
     pub(crate) fn upgrade(weak: &std::sync::Weak<Inner>) -> Option<Self> {
         weak.upgrade().map(|inner| Self { inner })
+    }
+
+    /// GraphQL queries persisted by hash (automatic persisted queries), for this process.
+    #[must_use]
+    pub fn persisted_queries(&self) -> &crate::persisted_queries::Persisted {
+        &self.inner.persisted_queries
     }
 
     /// The AI chat services (issue 22).

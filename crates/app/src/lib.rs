@@ -51,6 +51,7 @@ pub mod outbound;
 pub mod outbox;
 pub mod paging;
 pub mod permissions;
+pub mod persisted_queries;
 pub mod presentation;
 pub mod principal;
 pub mod project_settings;

@@ -8,7 +8,9 @@
 //! which keeps both, does not rebuild them), for at most [`MAX_SCHEMAS`] of them.
 //!
 //! Queries are bounded before they run ([`Limits`]): depth, complexity, and the number of
-//! collection fields (each one a use case call) a request may ask for.
+//! collection fields (each one a use case call) a request may ask for. A query may be sent by its
+//! hash once the server knows it ([`crate::persisted_queries`]: automatic persisted queries, one
+//! store per process).
 
 mod args;
 pub mod schema;
@@ -25,6 +27,7 @@ pub use self::args::ReadArgs;
 use crate::actor::Actor;
 use crate::context::AppState;
 use crate::error::AppError;
+use crate::persisted_queries::Lookup;
 
 /// How many role schemas one [`Schemas`] remembers; the least recently used goes first.
 pub const MAX_SCHEMAS: usize = 32;
@@ -241,6 +244,23 @@ pub async fn execute_get(
             })?;
         request = request.variables(Variables::from_json(value));
     }
+    if let Some(raw) = crate::query::first(&pairs, "extensions").filter(|v| !v.is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(raw)
+            .ok()
+            .filter(serde_json::Value::is_object)
+            .ok_or_else(|| {
+                AppError::invalid("extensions", "The extensions must be a JSON object.")
+            })?;
+        if let Some(Ok(persisted)) = value
+            .get("persistedQuery")
+            .map(|v| async_graphql::Value::from_json(v.clone()))
+        {
+            request
+                .extensions
+                .0
+                .insert("persistedQuery".to_owned(), persisted);
+        }
+    }
     run(state, actor, schemas, request).await
 }
 
@@ -248,8 +268,22 @@ async fn run(
     state: &AppState,
     actor: &Actor,
     schemas: &Schemas,
-    request: async_graphql::Request,
+    mut request: async_graphql::Request,
 ) -> Result<Vec<u8>, AppError> {
+    match state.persisted_queries().resolve(&mut request) {
+        Lookup::Plain | Lookup::Found => {}
+        // Apollo's clients read exactly this error and send the query text next.
+        Lookup::NotFound => {
+            let body = serde_json::json!({"errors": [{
+                "message": "PersistedQueryNotFound",
+                "extensions": {"code": "PERSISTED_QUERY_NOT_FOUND"},
+            }]});
+            return serde_json::to_vec(&body).map_err(AppError::internal);
+        }
+        Lookup::Invalid(message) => {
+            return Err(AppError::invalid("extensions", message));
+        }
+    }
     if request.query.trim().is_empty() {
         return Err(AppError::invalid("query", NOT_A_REQUEST));
     }

@@ -13,7 +13,8 @@ use vellum_app::{Actor, AppState};
 use crate::body::read_body;
 use crate::error::ApiError;
 
-/// A GraphQL request as a JSON body: `{"query", "variables", "operationName"}`.
+/// A GraphQL request as a JSON body: `{"query", "variables", "operationName", "extensions"}`
+/// (`extensions.persistedQuery`: a query sent by its hash).
 pub async fn post(
     state: web::Data<AppState>,
     actor: web::ReqData<Actor>,
@@ -28,7 +29,8 @@ pub async fn post(
         .body(answer))
 }
 
-/// A GraphQL request in the query string: `query`, `variables` (JSON), `operationName`.
+/// A GraphQL request in the query string: `query`, `variables` (JSON), `operationName`,
+/// `extensions` (JSON: a persisted query's hash).
 pub async fn get(
     state: web::Data<AppState>,
     actor: web::ReqData<Actor>,

@@ -463,6 +463,68 @@ async fn requests_that_are_not_graphql_and_get_requests() {
     assert_eq!(res.status, StatusCode::PAYLOAD_TOO_LARGE);
 }
 
+/// Automatic persisted queries: a hash alone is unknown until its text was sent once with it;
+/// then POST and a short GET by hash answer what the text answers. A text under another text's
+/// hash is refused, and the role's policy applies to a persisted query as to any.
+#[actix_web::test]
+async fn persisted_queries_are_sent_by_hash_once_the_server_knows_them() {
+    use sha2::Digest as _;
+    let app = TestApp::new(project()).await;
+    let query = "{ articles(perPage: 2) { meta { total } data { id } } }";
+    let hash: String = sha2::Sha256::digest(query.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let ext = json!({"persistedQuery": {"version": 1, "sha256Hash": hash}});
+    let post = |body: Value, key: Option<&'static str>| {
+        let app = &app;
+        async move { app.json(Method::POST, key, "/api/graphql", body).await }
+    };
+
+    let unknown = post(json!({"extensions": ext}), None).await;
+    assert_eq!(unknown.status, StatusCode::OK);
+    assert_eq!(
+        unknown.json()["errors"][0]["extensions"]["code"],
+        "PERSISTED_QUERY_NOT_FOUND"
+    );
+    let plain = gql_data(&app, None, query, json!({})).await;
+    let first = post(json!({"query": query, "extensions": ext}), None).await;
+    assert_eq!(first.json()["data"], plain);
+    let by_hash = post(json!({"extensions": ext}), None).await;
+    assert_eq!(by_hash.json()["data"], plain, "{:?}", by_hash.json());
+    let encoded: String =
+        url::form_urlencoded::byte_serialize(ext.to_string().as_bytes()).collect();
+    let get = app.get(&format!("/api/graphql?extensions={encoded}")).await;
+    assert_eq!(get.status, StatusCode::OK);
+    assert_eq!(get.json()["data"], plain, "{:?}", get.json());
+    // The same hash as a key with more grants sees more: policy is per request, not per text.
+    let editor = post(json!({"extensions": ext}), Some("editor-key")).await;
+    let editor_plain = gql_data(&app, Some("editor-key"), query, json!({})).await;
+    assert_eq!(editor.json()["data"], editor_plain);
+    assert_ne!(editor_plain, plain, "the fixture must tell the roles apart");
+
+    // Another text under this hash is refused, and the stored one stays.
+    let planted = post(
+        json!({"query": "{ _collections }", "extensions": ext}),
+        None,
+    )
+    .await;
+    assert_eq!(planted.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(planted.json()["errors"]["extensions"].is_array());
+    assert_eq!(
+        post(json!({"extensions": ext}), None).await.json()["data"],
+        plain
+    );
+    let malformed = post(
+        json!({"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "zz"}}}),
+        None,
+    )
+    .await;
+    assert_eq!(malformed.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let bad_get = app.get("/api/graphql?extensions=%5B%5D").await;
+    assert_eq!(bad_get.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
 #[actix_web::test]
 async fn the_origin_gate_and_keys_apply_as_for_rest() {
     const APP: &str = "https://app.example.com";
