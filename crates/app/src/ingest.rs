@@ -20,7 +20,9 @@ use vellum_policy::{Authorized, FileWrite};
 use vellum_storage::blob::{BlobStore, StagedBlob};
 use vellum_storage::files::replace::{NewContent, Replaced, replace_file_content};
 use vellum_storage::files::upload::create_uploaded_files;
-use vellum_storage::files::{NewFile, StoredFile, create_uploaded_file, delete_unused_blob};
+use vellum_storage::files::{
+    NewFile, StoredFile, create_uploaded_file_queuing, delete_unused_blob,
+};
 use vellum_storage::{Database, StorageError};
 
 /// What an upload says about itself besides its bytes.
@@ -109,7 +111,8 @@ pub async fn discard(blobs: &dyn BlobStore, received: Received) {
     blobs.release(received.staged).await;
 }
 
-/// Publishes a received upload and writes its `files` row under the policy's `grant`. On
+/// Publishes a received upload and writes its `files` row under the policy's `grant`, with
+/// `outbox`'s jobs in the row's transaction. On
 /// failure nothing of the upload remains: the blob is deleted unless a row names it (checked
 /// under the lock rows are written under); either way the staged copy is released.
 ///
@@ -122,13 +125,14 @@ pub async fn record(
     grant: &Authorized<FileWrite>,
     received: Received,
     upload: Upload,
+    outbox: Option<&vellum_storage::jobs::Outbox<'_>>,
 ) -> Result<StoredFile, StorageError> {
     let Received { staged, probe } = received;
     let new = new_file(&staged, probe, upload);
     // Published before the row's transaction, so that copying new content into place (a
     // server-side copy on S3) does not hold the lock; the transaction only checks it is there.
     let created = match blobs.publish(&staged).await {
-        Ok(()) => create_uploaded_file(db, grant, new, blobs, &staged).await,
+        Ok(()) => create_uploaded_file_queuing(db, grant, new, (blobs, &staged), outbox).await,
         Err(err) => {
             blobs.release(staged).await;
             return Err(err);
@@ -293,7 +297,7 @@ pub async fn ingest(
     body: BoxStream<'_, Result<Bytes, std::io::Error>>,
 ) -> Result<StoredFile, StorageError> {
     let received = receive(blobs, body, upload.limit).await?;
-    record(db, blobs, grant, received, upload).await
+    record(db, blobs, grant, received, upload, None).await
 }
 
 #[cfg(test)]

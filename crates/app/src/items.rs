@@ -20,6 +20,7 @@ use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::list_memo::{ListKey, list_page};
+use crate::outbox::Pending;
 use crate::query::{parse_list, parse_read};
 use crate::render::{Rendered, render_item, render_items, render_written_item};
 use crate::webhook_events::{Event, Subject};
@@ -138,20 +139,24 @@ where
     let ctx = write_context(actor, &query.locale);
     let write = prepare_write(collection.schema(), &data, WriteMode::Create, &ctx)
         .map_err(AppError::Invalid)?;
-    let item = stored::create_item(
+    let pending = Pending::of(
+        &actor.snapshot,
+        Event::ItemCreated,
+        Some(collection.slug.as_str()),
+    );
+    let outbox = pending.as_ref().map(|p| p.outbox(state));
+    let item = stored::create_item_queuing(
         state.db(),
         &collection,
         &scope(actor, &collection, &query.locale),
         &grant,
         &write,
         actor.user_id,
+        outbox.as_ref(),
     )
     .await
     .map_err(AppError::from)?;
-    state
-        .content_changed(Scope::Collection(collection.id))
-        .await;
-    item_event(state, Event::ItemCreated, &collection, item.id).await;
+    written(state, &collection, pending.as_ref()).await;
     Ok(render_written_item(state, actor, &collection, item, &query).await?)
 }
 
@@ -179,26 +184,29 @@ where
     let (data, grant) = read_data(grant, body).await?;
     let ctx = write_context(actor, &query.locale);
     let schema = collection.schema();
-    let item = stored::update_item(
+    let pending = Pending::of(
+        &actor.snapshot,
+        Event::ItemUpdated,
+        Some(collection.slug.as_str()),
+    );
+    let outbox = pending.as_ref().map(|p| p.outbox(state));
+    let item = stored::update_item_queuing(
         state.db(),
         &collection,
         &scope(actor, &collection, &query.locale),
         &grant,
-        id,
-        actor.user_id,
+        (id, actor.user_id),
         |existing| {
             let mode = WriteMode::Update {
                 existing: &existing.data,
             };
             prepare_write(schema, &data, mode, &ctx)
         },
+        outbox.as_ref(),
     )
     .await
     .map_err(AppError::from)?;
-    state
-        .content_changed(Scope::Collection(collection.id))
-        .await;
-    item_event(state, Event::ItemUpdated, &collection, item.id).await;
+    written(state, &collection, pending.as_ref()).await;
     Ok(render_written_item(state, actor, &collection, item, &query).await?)
 }
 
@@ -212,19 +220,32 @@ pub async fn delete(state: &AppState, actor: &Actor, slug: &str, id: &str) -> Re
     let id = parse_id(id)?;
     let grant = grant.for_fields(std::iter::empty())?;
     let locale = actor.snapshot.locales.default_locale().clone();
-    stored::soft_delete_item(
+    let pending = Pending::of(
+        &actor.snapshot,
+        Event::ItemDeleted,
+        Some(collection.slug.as_str()),
+    );
+    let outbox = pending.as_ref().map(|p| p.outbox(state));
+    stored::soft_delete_item_queuing(
         state.db(),
         &collection,
         &scope(actor, &collection, &locale),
         &grant,
         id,
+        outbox.as_ref(),
     )
     .await?;
+    written(state, &collection, pending.as_ref()).await;
+    Ok(())
+}
+
+/// After an item write committed with its deliveries: stale what can show the collection, and
+/// wake the job workers when deliveries were queued.
+pub(crate) async fn written(state: &AppState, collection: &Collection, pending: Option<&Pending>) {
     state
         .content_changed(Scope::Collection(collection.id))
         .await;
-    item_event(state, Event::ItemDeleted, &collection, id).await;
-    Ok(())
+    crate::outbox::queued(state, pending);
 }
 
 /// Queues the webhooks of an item event.

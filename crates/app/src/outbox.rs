@@ -1,5 +1,7 @@
-//! The outbox of webhook events: a use case that changed an item or a file calls [`emit`] once
-//! its write is committed, and one job per subscribed webhook is queued. The events, payloads and
+//! The outbox of webhook events. The item use cases decide their deliveries before the write
+//! ([`Pending`]) and queue them inside the write's own transaction ([`with_outbox`]), so a
+//! committed write never loses its deliveries; the other writers call [`emit`] once their write
+//! is committed. The events, payloads and
 //! subscriptions are in [`crate::webhook_events`]; delivery is `webhooks`'.
 
 use serde_json::Value as Json;
@@ -7,11 +9,89 @@ use time::OffsetDateTime;
 use vellum_storage::jobs::{self, NewJob};
 
 use crate::context::AppState;
+use crate::snapshot::Snapshot;
 use crate::telemetry::error_chain;
 use crate::webhook_events::{Delivery, Event, QUEUE, Subject, body};
 
+/// The deliveries one event will queue: the webhooks subscribed to it (and, for an item event,
+/// to its collection) in the snapshot the write acts on, and the time the message carries.
+/// `None` when no webhook is subscribed: a project without webhooks pays nothing.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    event: Event,
+    collection: Option<String>,
+    hooks: Vec<i64>,
+    at: OffsetDateTime,
+}
+
+impl Pending {
+    pub(crate) fn of(snapshot: &Snapshot, event: Event, collection: Option<&str>) -> Option<Self> {
+        let hooks: Vec<i64> = snapshot
+            .webhooks
+            .iter()
+            .filter(|hook| hook.subscribes(event, collection))
+            .map(|hook| hook.id)
+            .collect();
+        (!hooks.is_empty()).then(|| Self {
+            event,
+            collection: collection.map(str::to_owned),
+            hooks,
+            at: OffsetDateTime::now_utc(),
+        })
+    }
+
+    /// One job payload per webhook for the item (or file) `id`: the message, its id and
+    /// timestamp fixed now, so every attempt and replay sends the same signed bytes.
+    pub(crate) fn payloads(&self, id: i64) -> Vec<Json> {
+        let subject = match &self.collection {
+            Some(collection) => Subject::Item { collection, id },
+            None => Subject::File { id },
+        };
+        let body = body(self.event, &subject, self.at);
+        self.hooks
+            .iter()
+            .filter_map(|&webhook_id| {
+                serde_json::to_value(Delivery {
+                    webhook_id,
+                    event: self.event.name().to_owned(),
+                    message_id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+                    timestamp: self.at.unix_timestamp(),
+                    body: body.clone(),
+                })
+                .ok()
+            })
+            .collect()
+    }
+}
+
+impl Pending {
+    /// The storage outbox that queues these deliveries inside the write's own transaction;
+    /// wake the workers with [`queued`] once it commits.
+    pub(crate) fn outbox<'a>(&'a self, state: &AppState) -> jobs::Outbox<'a> {
+        jobs::Outbox {
+            queue: QUEUE,
+            max_attempts: state.config().jobs.max_attempts,
+            payloads: self,
+        }
+    }
+}
+
+impl jobs::Payloads for Pending {
+    fn payloads(&self, id: i64) -> Vec<Json> {
+        Pending::payloads(self, id)
+    }
+}
+
+/// Wakes the workers after a write that queued `pending`'s deliveries committed.
+pub(crate) fn queued(state: &AppState, pending: Option<&Pending>) {
+    if pending.is_some() {
+        state.jobs().wake();
+    }
+}
+
 /// Queues one delivery per enabled webhook subscribed to `event` (and, for an item event, to its
-/// collection). Called after the write is committed; a failure to queue is logged, not returned,
+/// collection), after a write that could not queue them in its own transaction (the admin app's
+/// restore and force delete, the file manager). A failure to queue is logged, not returned,
 /// since the change itself stands.
 pub async fn emit(state: &AppState, event: Event, subject: Subject<'_>) {
     let Ok(snapshot) = state.snapshot().await else {
@@ -21,35 +101,14 @@ pub async fn emit(state: &AppState, event: Event, subject: Subject<'_>) {
         );
         return;
     };
-    let collection = match &subject {
-        Subject::Item { collection, .. } => Some(*collection),
-        Subject::File { .. } => None,
+    let (collection, id) = match &subject {
+        Subject::Item { collection, id } => (Some(*collection), *id),
+        Subject::File { id } => (None, *id),
     };
-    let hooks: Vec<i64> = snapshot
-        .webhooks
-        .iter()
-        .filter(|hook| hook.subscribes(event, collection))
-        .map(|hook| hook.id)
-        .collect();
-    if hooks.is_empty() {
+    let Some(pending) = Pending::of(&snapshot, event, collection) else {
         return;
-    }
-    let at = OffsetDateTime::now_utc();
-    let body = body(event, &subject, at);
-    let payloads: Vec<Json> = hooks
-        .into_iter()
-        .filter_map(|webhook_id| {
-            serde_json::to_value(Delivery {
-                webhook_id,
-                event: event.name().to_owned(),
-                message_id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
-                timestamp: at.unix_timestamp(),
-                body: body.clone(),
-            })
-            .ok()
-        })
-        .collect();
-    if let Err(err) = queue(state, &payloads).await {
+    };
+    if let Err(err) = queue(state, &pending.payloads(id)).await {
         tracing::error!(event = event.name(), error = %error_chain(&err), "webhooks: queueing deliveries failed");
     }
 }

@@ -29,9 +29,11 @@ use crate::actor::Actor;
 use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
+use crate::outbox::Pending;
 use crate::principal::Principal;
 use crate::query::{ReadQuery, parse_read};
 use crate::render::{Rendered, render_written_item};
+use crate::webhook_events::Event;
 
 /// The item keys that are not fields: dropped from an upsert's `data`.
 const SYSTEM_KEYS: [&str; 7] = [
@@ -114,9 +116,13 @@ pub async fn upsert(
             .extra(serde_json::json!({ "collection": collection.slug.as_str() })),
     )
     .await;
+    // Each write queued its webhook deliveries in its own transaction.
     state
         .content_changed(Scope::Collection(collection.id))
         .await;
+    if !actor.snapshot.webhooks.is_empty() {
+        state.jobs().wake();
+    }
     let item = render_written_item(state, &actor, &collection, item, &query).await?;
     Ok(Upserted { created, item })
 }
@@ -194,34 +200,46 @@ impl Write<'_> {
             &self.context(),
         )
         .map_err(StorageError::Invalid)?;
-        stored::create_item(
+        let pending = self.pending(Event::ItemCreated);
+        stored::create_item_queuing(
             self.state.db(),
             self.collection,
             &self.scope(),
             grant,
             &write,
             self.actor.user_id,
+            pending.as_ref().map(|p| p.outbox(self.state)).as_ref(),
         )
         .await
+    }
+
+    /// The webhook deliveries of `event` on this singleton.
+    fn pending(&self, event: Event) -> Option<Pending> {
+        Pending::of(
+            &self.actor.snapshot,
+            event,
+            Some(self.collection.slug.as_str()),
+        )
     }
 
     async fn update(&self, id: i64) -> Result<Item, AppError> {
         let grant = self.grant(CollectionAction::Update)?;
         let ctx = self.context();
         let schema = self.collection.schema();
-        Ok(stored::update_item(
+        let pending = self.pending(Event::ItemUpdated);
+        Ok(stored::update_item_queuing(
             self.state.db(),
             self.collection,
             &self.scope(),
             &grant,
-            id,
-            self.actor.user_id,
+            (id, self.actor.user_id),
             |existing| {
                 let mode = WriteMode::Update {
                     existing: &existing.data,
                 };
                 prepare_write(schema, self.data, mode, &ctx)
             },
+            pending.as_ref().map(|p| p.outbox(self.state)).as_ref(),
         )
         .await?)
     }

@@ -1,5 +1,5 @@
-//! Items: list with filter, sort and pagination; show; create; partial update; soft delete,
-//! restore, force delete; revisions.
+//! Items: list with filter, sort and pagination; show; create; partial update; soft delete;
+//! revisions. The trash (restore, force delete) is [`crate::item_trash`].
 //!
 //! Writes take the capability the policy crate issued ([`Authorized<ItemWrite>`]) and enforce
 //! what it carries: its collection and action, and the role's item filter, both on the stored
@@ -19,6 +19,7 @@ use vellum_policy::{Authorized, CollectionAction, Filter, ItemRef, ItemWrite};
 use crate::StorageError;
 pub use crate::filter_sql::{FilterScope, SortKey};
 use crate::filter_sql::{push_filter, push_order, scalar_index_hint};
+use crate::jobs::{Outbox, enqueue_outbox};
 use crate::links::{check_references, sync_links};
 use crate::model::Collection;
 pub use crate::paging::{Anchor, ListItems, Page, id_order};
@@ -435,7 +436,6 @@ fn admits(
 /// file where its field points, [`StorageError::Conflict`] when the collection is a singleton
 /// that has its item ([`crate::singleton`]), a database error otherwise; nothing is written in
 /// any of these cases.
-#[instrument(skip_all, err, fields(collection = %collection.slug))]
 pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
@@ -443,6 +443,23 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     grant: &Authorized<ItemWrite>,
     write: &PreparedWrite,
     user_id: Option<i64>,
+) -> Result<Item, StorageError> {
+    create_item_queuing(db, collection, scope, grant, write, user_id, None).await
+}
+
+/// [`create_item`], queuing `outbox`'s jobs for the new item in the same transaction.
+///
+/// # Errors
+/// As [`create_item`]; a failure to queue writes nothing either.
+#[instrument(skip_all, err, fields(collection = %collection.slug))]
+pub async fn create_item_queuing<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    write: &PreparedWrite,
+    user_id: Option<i64>,
+    outbox: Option<&Outbox<'_>>,
 ) -> Result<Item, StorageError> {
     check_capability(grant, collection, CollectionAction::Create)?;
     let tx = begin_write(db).await?;
@@ -478,6 +495,7 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
     claim_unique(&tx, collection, id, &write.unique_checks).await?;
     sync_links(&tx, collection, id, &write.data, None).await?;
     record_revision(&tx, id, &data, user).await?;
+    enqueue_outbox(&tx, outbox, id).await?;
     tx.commit().await?;
     Ok(Item {
         id,
@@ -501,7 +519,6 @@ pub async fn create_item<C: ConnectionTrait + TransactionTrait>(
 /// value, or a link the update adds to the fields it sends that points at no live item or file),
 /// [`StorageError::OutsideItemFilter`] (the result leaves the filter), or a database
 /// error; nothing is written in any of these cases.
-#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn update_item<C, F>(
     db: &C,
     collection: &Collection,
@@ -515,6 +532,29 @@ where
     C: ConnectionTrait + TransactionTrait,
     F: FnOnce(&Item) -> Result<PreparedWrite, ValidationErrors>,
 {
+    update_item_queuing(db, collection, scope, grant, (id, user_id), prepare, None).await
+}
+
+/// [`update_item`] of (`id`, `user_id`), queuing `outbox`'s jobs for the item in the same
+/// transaction.
+///
+/// # Errors
+/// As [`update_item`]; a failure to queue writes nothing either.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = target.0))]
+pub async fn update_item_queuing<C, F>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    target: (i64, Option<i64>),
+    prepare: F,
+    outbox: Option<&Outbox<'_>>,
+) -> Result<Item, StorageError>
+where
+    C: ConnectionTrait + TransactionTrait,
+    F: FnOnce(&Item) -> Result<PreparedWrite, ValidationErrors>,
+{
+    let (id, user_id) = target;
     check_capability(grant, collection, CollectionAction::Update)?;
     let tx = begin_write(db).await?;
     let existing = lock_item(&tx, collection, scope, grant, id).await?;
@@ -565,6 +605,7 @@ where
     )
     .await?;
     record_revision(&tx, existing.id, &data, user).await?;
+    enqueue_outbox(&tx, outbox, existing.id).await?;
     tx.commit().await?;
     Ok(Item {
         data: write.data,
@@ -611,13 +652,28 @@ async fn lock_item<C: ConnectionTrait>(
 ///
 /// # Errors
 /// [`StorageError::NotFound`] or a database error.
-#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
 pub async fn soft_delete_item<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     collection: &Collection,
     scope: &FilterScope<'_>,
     grant: &Authorized<ItemWrite>,
     id: i64,
+) -> Result<(), StorageError> {
+    soft_delete_item_queuing(db, collection, scope, grant, id, None).await
+}
+
+/// [`soft_delete_item`], queuing `outbox`'s jobs for the item in the same transaction.
+///
+/// # Errors
+/// As [`soft_delete_item`]; a failure to queue deletes nothing either.
+#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
+pub async fn soft_delete_item_queuing<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    collection: &Collection,
+    scope: &FilterScope<'_>,
+    grant: &Authorized<ItemWrite>,
+    id: i64,
+    outbox: Option<&Outbox<'_>>,
 ) -> Result<(), StorageError> {
     check_capability(grant, collection, CollectionAction::Delete)?;
     let tx = begin_write(db).await?;
@@ -628,6 +684,7 @@ pub async fn soft_delete_item<C: ConnectionTrait + TransactionTrait>(
         .push(" WHERE id = ")
         .bind(id_param(item.id).unwrap_or(0));
     sql.execute(&tx).await?;
+    enqueue_outbox(&tx, outbox, item.id).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -666,93 +723,6 @@ pub async fn all_live_items<C: ConnectionTrait>(
         .into_iter()
         .map(Item::try_from)
         .collect()
-}
-
-/// Soft-deleted items of the collection (the admin trash), newest deletion first.
-///
-/// # Errors
-/// A database error.
-#[instrument(skip_all, err, fields(collection = %collection.slug, page))]
-pub async fn deleted_items<C: ConnectionTrait>(
-    db: &C,
-    collection: &Collection,
-    page: u64,
-    per_page: u64,
-) -> Result<Page<Item>, StorageError> {
-    let backend = db.get_database_backend();
-    let cid = collection.sql_id()?;
-    let (page, per_page) = (page.max(1), per_page.max(1));
-    let mut count = Sql::new(backend);
-    count
-        .push("SELECT COUNT(*) AS n FROM items WHERE collection_id = ")
-        .bind(cid)
-        .push(" AND deleted_at IS NOT NULL");
-    let total = count.count(db).await?;
-    let mut sql = select(backend);
-    sql.push(" WHERE collection_id = ")
-        .bind(cid)
-        .push(" AND deleted_at IS NOT NULL ORDER BY deleted_at DESC, id DESC LIMIT ")
-        .bind(i64::try_from(per_page).unwrap_or(i64::MAX))
-        .push(" OFFSET ")
-        .bind(i64::try_from((page - 1).saturating_mul(per_page)).unwrap_or(i64::MAX));
-    let items = sql
-        .all_as::<ItemRow, _>(db)
-        .await?
-        .into_iter()
-        .map(Item::try_from)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Page::new(items, total, page, per_page))
-}
-
-/// Restores a soft-deleted item (admin only: the caller checked the restore permission).
-///
-/// # Errors
-/// [`StorageError::NotFound`] when the item is not soft-deleted in this collection.
-#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
-pub async fn restore_item<C: ConnectionTrait>(
-    db: &C,
-    collection: &Collection,
-    id: i64,
-) -> Result<(), StorageError> {
-    on_trashed_item(db, collection, id, "UPDATE items SET deleted_at = NULL").await
-}
-
-/// Runs `statement` (an UPDATE or DELETE of `items`) on the soft-deleted item `id` of the
-/// collection; [`StorageError::NotFound`] when there is no such item.
-async fn on_trashed_item<C: ConnectionTrait>(
-    db: &C,
-    collection: &Collection,
-    id: i64,
-    statement: &str,
-) -> Result<(), StorageError> {
-    let Some(id) = id_param(id) else {
-        return Err(StorageError::NotFound { what: "item" });
-    };
-    let mut sql = Sql::new(db.get_database_backend());
-    sql.push(statement)
-        .push(" WHERE id = ")
-        .bind(id)
-        .push(" AND collection_id = ")
-        .bind(collection.sql_id()?)
-        .push(" AND deleted_at IS NOT NULL");
-    if sql.execute(db).await? == 0 {
-        return Err(StorageError::NotFound { what: "item" });
-    }
-    Ok(())
-}
-
-/// Deletes a soft-deleted item for good, with its revisions, links and claims (foreign keys
-/// cascade). Admin only; a live item must be soft-deleted first.
-///
-/// # Errors
-/// [`StorageError::NotFound`] when the item is not soft-deleted in this collection.
-#[instrument(skip_all, err, fields(collection = %collection.slug, item = id))]
-pub async fn force_delete_item<C: ConnectionTrait>(
-    db: &C,
-    collection: &Collection,
-    id: i64,
-) -> Result<(), StorageError> {
-    on_trashed_item(db, collection, id, "DELETE FROM items").await
 }
 
 /// The revisions of an item, oldest first (they survive soft deletion).

@@ -149,6 +149,64 @@ pub async fn enqueue<C: ConnectionTrait>(db: &C, new: &NewJob<'_>) -> Result<Str
     Ok(id)
 }
 
+/// Jobs a write queues inside its own transaction, built once the written row's id is known:
+/// the write and its jobs commit together or not at all, so no crash between the two can lose
+/// the jobs of a committed write (the transactional outbox).
+pub struct Outbox<'a> {
+    /// The jobs' kind (`webhook`).
+    pub queue: &'a str,
+    /// Attempts before a job is dead (at least 1).
+    pub max_attempts: u32,
+    /// The payloads of the jobs for the written row.
+    pub payloads: &'a dyn Payloads,
+}
+
+/// What an [`Outbox`] queues for a written row.
+pub trait Payloads: Send + Sync {
+    /// The payloads of the jobs for the written row `id`; empty queues nothing.
+    fn payloads(&self, id: i64) -> Vec<Json>;
+}
+
+impl std::fmt::Debug for Outbox<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbox")
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Outbox<'_> {
+    /// Queues the jobs of row `id` in `tx` (the write's transaction); gives how many.
+    pub(crate) async fn enqueue_in<C: ConnectionTrait>(
+        &self,
+        tx: &C,
+        id: i64,
+    ) -> Result<usize, StorageError> {
+        let payloads = self.payloads.payloads(id);
+        for payload in &payloads {
+            let new = NewJob {
+                queue: self.queue,
+                payload,
+                max_attempts: self.max_attempts,
+            };
+            enqueue(tx, &new).await?;
+        }
+        Ok(payloads.len())
+    }
+}
+
+/// Queues `outbox`'s jobs of row `id` in `tx`, when there is an outbox.
+pub(crate) async fn enqueue_outbox<C: ConnectionTrait>(
+    tx: &C,
+    outbox: Option<&Outbox<'_>>,
+    id: i64,
+) -> Result<(), StorageError> {
+    if let Some(outbox) = outbox {
+        outbox.enqueue_in(tx, id).await?;
+    }
+    Ok(())
+}
+
 /// Adds jobs in one transaction (all or none); gives their ids.
 ///
 /// # Errors

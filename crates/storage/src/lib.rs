@@ -31,6 +31,7 @@ mod filter_sql;
 pub mod groups;
 pub mod item_admin;
 pub mod item_files;
+pub mod item_trash;
 pub mod items;
 pub mod jobs;
 pub mod keys;

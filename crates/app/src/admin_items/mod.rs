@@ -411,7 +411,7 @@ async fn restore_one(
     if item.deleted_at.is_none() {
         return Err(AppError::invalid("item", NOT_DELETED));
     }
-    vellum_storage::items::restore_item(state.db(), collection, id).await?;
+    vellum_storage::item_trash::restore_item(state.db(), collection, id).await?;
     state
         .content_changed(Scope::Collection(collection.id))
         .await;

@@ -29,6 +29,7 @@ use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::items::{PageMeta, parse_id};
+use crate::outbox::Pending;
 use crate::query::{first, pairs, parse_page};
 use crate::resources::file_resource;
 use crate::served::{Entry, Served};
@@ -148,14 +149,16 @@ where
         .map_err(AppError::from)?;
     let id = parse_id(id)?;
     let patch = patch::parse_patch(body.await?.as_ref())?;
-    let file = vellum_storage::files::update_file(state.db(), &grant, id, patch)
-        .await
-        .map_err(|err| match err {
-            StorageError::Conflict { message, .. } => AppError::invalid("name", message),
-            other => other.into(),
-        })?;
-    state.content_changed(Scope::Files).await;
-    file_event(state, Event::FileUpdated, file.id).await;
+    let pending = Pending::of(&actor.snapshot, Event::FileUpdated, None);
+    let outbox = pending.as_ref().map(|p| p.outbox(state));
+    let file =
+        vellum_storage::files::update_file_queuing(state.db(), &grant, id, patch, outbox.as_ref())
+            .await
+            .map_err(|err| match err {
+                StorageError::Conflict { message, .. } => AppError::invalid("name", message),
+                other => other.into(),
+            })?;
+    written(state, pending.as_ref()).await;
     Ok(written_file(state, actor, &file))
 }
 
@@ -166,10 +169,19 @@ where
 pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), AppError> {
     let grant = actor.role.authorize_file_write(FileAction::Delete)?;
     let id = parse_id(id)?;
-    vellum_storage::files::soft_delete_file(state.db(), &grant, id).await?;
-    state.content_changed(Scope::Files).await;
-    file_event(state, Event::FileDeleted, id).await;
+    let pending = Pending::of(&actor.snapshot, Event::FileDeleted, None);
+    let outbox = pending.as_ref().map(|p| p.outbox(state));
+    vellum_storage::files::soft_delete_file_queuing(state.db(), &grant, id, outbox.as_ref())
+        .await?;
+    written(state, pending.as_ref()).await;
     Ok(())
+}
+
+/// After a file write committed with its webhook deliveries: stale what can show files, and
+/// wake the job workers when deliveries were queued.
+pub(crate) async fn written(state: &AppState, pending: Option<&Pending>) {
+    state.content_changed(Scope::Files).await;
+    crate::outbox::queued(state, pending);
 }
 
 /// Queues the webhooks of a file event.

@@ -14,10 +14,11 @@ use vellum_storage::StorageError;
 use super::patch::clean_filename;
 use super::{MAX_NAME, written_file};
 use crate::actor::Actor;
-use crate::cache::Scope;
 use crate::context::AppState;
 use crate::error::AppError;
 use crate::ingest::{self, Received, Upload};
+use crate::outbox::Pending;
+use crate::webhook_events::Event;
 
 /// The form of an upload as the surface read it: the staged `file` part, the text parts, and
 /// what was wrong with them (reported together with the form's other problems).
@@ -150,13 +151,21 @@ where
         title: None,
         limit: Some(limit),
     };
-    let file = ingest::record(state.db(), state.blobs(), &grant, received, upload)
-        .await
-        .map_err(|err| match err {
-            StorageError::Conflict { message, .. } => AppError::invalid("parent_id", message),
-            other => other.into(),
-        })?;
-    state.content_changed(Scope::Files).await;
-    super::file_event(state, crate::webhook_events::Event::FileUploaded, file.id).await;
+    let pending = Pending::of(&actor.snapshot, Event::FileUploaded, None);
+    let outbox = pending.as_ref().map(|p| p.outbox(state));
+    let file = ingest::record(
+        state.db(),
+        state.blobs(),
+        &grant,
+        received,
+        upload,
+        outbox.as_ref(),
+    )
+    .await
+    .map_err(|err| match err {
+        StorageError::Conflict { message, .. } => AppError::invalid("parent_id", message),
+        other => other.into(),
+    })?;
+    super::written(state, pending.as_ref()).await;
     Ok(written_file(state, actor, &file))
 }

@@ -34,6 +34,7 @@ use vellum_policy::{Authorized, FileAction, FileWrite};
 
 use crate::StorageError;
 use crate::blob::{BlobStore, StagedBlob};
+use crate::jobs::{Outbox, enqueue_outbox};
 use tree::{check_folder_name_free, check_name, is_ancestor_or_self, live_parent, lock_tree};
 
 pub mod browse;
@@ -390,7 +391,7 @@ pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
     grant: &Authorized<FileWrite>,
     new: NewFile,
 ) -> Result<StoredFile, StorageError> {
-    insert_file(db, grant, new, None).await
+    insert_file(db, grant, new, None, None).await
 }
 
 /// Records an upload whose bytes `blobs` holds staged ([`BlobStore::stage`]), naming its
@@ -412,13 +413,27 @@ pub async fn create_file<C: ConnectionTrait + TransactionTrait>(
 pub async fn create_uploaded_file<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     grant: &Authorized<FileWrite>,
-    mut new: NewFile,
+    new: NewFile,
     blobs: &dyn BlobStore,
     staged: &StagedBlob,
 ) -> Result<StoredFile, StorageError> {
+    create_uploaded_file_queuing(db, grant, new, (blobs, staged), None).await
+}
+
+/// [`create_uploaded_file`], queuing `outbox`'s jobs for the new file in the same transaction.
+///
+/// # Errors
+/// As [`create_uploaded_file`]; a failure to queue writes no row either.
+pub async fn create_uploaded_file_queuing<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    grant: &Authorized<FileWrite>,
+    mut new: NewFile,
+    (blobs, staged): (&dyn BlobStore, &StagedBlob),
+    outbox: Option<&Outbox<'_>>,
+) -> Result<StoredFile, StorageError> {
     new.storage_key = Some(staged.blob.key.clone());
     new.content_hash = Some(staged.blob.sha256.clone());
-    insert_file(db, grant, new, Some((blobs, staged))).await
+    insert_file(db, grant, new, Some((blobs, staged)), outbox).await
 }
 
 /// Deletes content blob `key` if no file row names it (soft-deleted rows count: they can be
@@ -456,6 +471,7 @@ async fn insert_file<C: ConnectionTrait + TransactionTrait>(
     grant: &Authorized<FileWrite>,
     new: NewFile,
     blob: Option<(&dyn BlobStore, &StagedBlob)>,
+    outbox: Option<&Outbox<'_>>,
 ) -> Result<StoredFile, StorageError> {
     check_file_capability(grant, FileAction::Create)?;
     check_name(&new.filename)?;
@@ -467,6 +483,7 @@ async fn insert_file<C: ConnectionTrait + TransactionTrait>(
     if let Some((blobs, staged)) = blob {
         blobs.publish(staged).await?;
     }
+    enqueue_outbox(&txn, outbox, file.id).await?;
     txn.commit().await?;
     Ok(file)
 }
@@ -524,12 +541,26 @@ async fn insert_row<C: ConnectionTrait>(
 /// [`StorageError::Conflict`] when the new parent is not a live folder, a folder would move into
 /// itself or one of its descendants, a folder name would repeat under its parent, the filename is
 /// empty, or a focal point is outside 0 to 1; [`StorageError::Db`] when a query fails.
-#[instrument(skip_all, err, fields(file_id = id))]
 pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     grant: &Authorized<FileWrite>,
     id: i64,
     patch: FilePatch,
+) -> Result<StoredFile, StorageError> {
+    update_file_queuing(db, grant, id, patch, None).await
+}
+
+/// [`update_file`], queuing `outbox`'s jobs for the file in the same transaction.
+///
+/// # Errors
+/// As [`update_file`]; a failure to queue writes nothing either.
+#[instrument(skip_all, err, fields(file_id = id))]
+pub async fn update_file_queuing<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    grant: &Authorized<FileWrite>,
+    id: i64,
+    patch: FilePatch,
+    outbox: Option<&Outbox<'_>>,
 ) -> Result<StoredFile, StorageError> {
     check_file_capability(grant, FileAction::Update)?;
     let Some(id32) = id_param(id) else {
@@ -624,6 +655,7 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
     sql.push(" WHERE id = ").bind(id32);
     sql.execute(&txn).await?;
     let file = reread(&txn, id).await?;
+    enqueue_outbox(&txn, outbox, id).await?;
     txn.commit().await?;
     Ok(file)
 }
@@ -636,11 +668,24 @@ pub async fn update_file<C: ConnectionTrait + TransactionTrait>(
 /// [`StorageError::NotFound`] when the row is missing or already deleted;
 /// [`StorageError::PrivateFile`] when it is effective-private and the capability does not reach
 /// private files (nothing is deleted); [`StorageError::Db`] when a query fails.
-#[instrument(skip_all, err, fields(file_id = id))]
 pub async fn soft_delete_file<C: ConnectionTrait + TransactionTrait>(
     db: &C,
     grant: &Authorized<FileWrite>,
     id: i64,
+) -> Result<(), StorageError> {
+    soft_delete_file_queuing(db, grant, id, None).await
+}
+
+/// [`soft_delete_file`], queuing `outbox`'s jobs for the file in the same transaction.
+///
+/// # Errors
+/// As [`soft_delete_file`]; a failure to queue deletes nothing either.
+#[instrument(skip_all, err, fields(file_id = id))]
+pub async fn soft_delete_file_queuing<C: ConnectionTrait + TransactionTrait>(
+    db: &C,
+    grant: &Authorized<FileWrite>,
+    id: i64,
+    outbox: Option<&Outbox<'_>>,
 ) -> Result<(), StorageError> {
     check_file_capability(grant, FileAction::Delete)?;
     let at = now();
@@ -674,6 +719,7 @@ pub async fn soft_delete_file<C: ConnectionTrait + TransactionTrait>(
         .push(" WHERE id IN (SELECT id FROM tree)");
         sql.execute(&txn).await?;
     }
+    enqueue_outbox(&txn, outbox, file.id).await?;
     txn.commit().await?;
     Ok(())
 }

@@ -25,9 +25,10 @@ use vellum_storage::collections::{
     CollectionDef, collection_by_id, collection_by_slug, delete_collection, list_collections,
     save_collection,
 };
+use vellum_storage::item_trash::{deleted_items, force_delete_item, restore_item};
 use vellum_storage::items::{
-    FilterScope, Item, ListItems, Page, create_item, deleted_items, force_delete_item, get_item,
-    items_by_ids, list_items, restore_item, revisions, soft_delete_item, update_item,
+    FilterScope, Item, ListItems, Page, create_item, get_item, items_by_ids, list_items, revisions,
+    soft_delete_item, update_item,
 };
 use vellum_storage::links::{Link, links_for_items, referencing_items};
 use vellum_storage::model::Collection;
@@ -2296,4 +2297,101 @@ async fn a_refused_write_looks_each_related_collection_up_once() {
         vec!["The by field links items not found in collection `authors`: 900000.".to_owned()]
     );
     assert_eq!(statements.load(Ordering::SeqCst), 2);
+}
+
+/// The jobs of a write's outbox commit with the write or not at all: they name the written
+/// item, and when queuing fails the item is not written either (the transactional outbox of
+/// webhook deliveries, issue 24).
+#[tokio::test]
+async fn an_outbox_commits_with_its_write_or_not_at_all() {
+    use vellum_storage::items::{
+        count_all_items, create_item_queuing, soft_delete_item_queuing, update_item_queuing,
+    };
+    use vellum_storage::jobs::{Outbox, Payloads, claim};
+
+    struct ByItem;
+    impl Payloads for ByItem {
+        fn payloads(&self, id: i64) -> Vec<Value> {
+            vec![json!({ "item": id })]
+        }
+    }
+    let env = Env::new().await;
+    let c = articles(&env).await;
+    let outbox = Outbox {
+        queue: "outbox-test",
+        max_attempts: 3,
+        payloads: &ByItem,
+    };
+    let write = env.prepare(&c, json!({"title": "Queued"}));
+    let create = admin(&c, CollectionAction::Create);
+    let scope = env.scope(&c);
+    let item = create_item_queuing(
+        &env.db.conn,
+        &c,
+        &scope,
+        &create,
+        &write,
+        None,
+        Some(&outbox),
+    )
+    .await
+    .unwrap();
+    let update = admin(&c, CollectionAction::Update);
+    update_item_queuing(
+        &env.db.conn,
+        &c,
+        &scope,
+        &update,
+        (item.id, None),
+        |existing| {
+            let mode = WriteMode::Update {
+                existing: &existing.data,
+            };
+            prepare_write(
+                c.schema(),
+                &obj(json!({"title": "Again"})),
+                mode,
+                &env.ctx(),
+            )
+        },
+        Some(&outbox),
+    )
+    .await
+    .unwrap();
+    let delete = admin(&c, CollectionAction::Delete);
+    soft_delete_item_queuing(&env.db.conn, &c, &scope, &delete, item.id, Some(&outbox))
+        .await
+        .unwrap();
+    let lease = std::time::Duration::from_secs(60);
+    let jobs = claim(&env.db.conn, "outbox-test", "w", 10, lease)
+        .await
+        .unwrap();
+    let payloads: Vec<Value> = jobs.iter().map(|j| j.payload_json().unwrap()).collect();
+    assert_eq!(payloads, vec![json!({ "item": item.id }); 3]);
+
+    // Queuing fails (its table is gone): the item is not written.
+    let before = count_all_items(&env.db.conn, &c).await.unwrap();
+    env.db
+        .conn
+        .execute_unprepared("DROP TABLE jobs")
+        .await
+        .unwrap();
+    let write = env.prepare(&c, json!({"title": "Lost"}));
+    let failed = create_item_queuing(
+        &env.db.conn,
+        &c,
+        &scope,
+        &create,
+        &write,
+        None,
+        Some(&outbox),
+    )
+    .await;
+    assert!(failed.is_err());
+    assert_eq!(count_all_items(&env.db.conn, &c).await.unwrap(), before);
+    // Without an outbox the same write goes through.
+    create_item_queuing(&env.db.conn, &c, &scope, &create, &write, None, None)
+        .await
+        .unwrap();
+    assert_eq!(count_all_items(&env.db.conn, &c).await.unwrap(), before + 1);
 }

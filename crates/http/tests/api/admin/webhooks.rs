@@ -441,6 +441,56 @@ async fn with_redis_a_queued_job_wakes_another_replicas_worker() {
     drop(other);
 }
 
+/// A singleton's content is an item too: its upsert delivers `item.created`, then
+/// `item.updated`, queued in the write's own transaction.
+#[actix_web::test]
+async fn a_singleton_upsert_is_delivered_as_an_item_event() {
+    let mut manifest = blog();
+    manifest["collections"].as_array_mut().unwrap().push(json!({
+        "slug": "site", "name": "Site", "is_singleton": true,
+        "fields": [{"name": "headline", "type": "string", "settings": {}}]
+    }));
+    let app = TestApp::with_config(manifest, config(fast_jobs())).await;
+    let session = admin(&app).await;
+    let editor = signed_in_with(
+        &app,
+        "site@example.com",
+        &["can-edit-collections", "can-create-collections"],
+    )
+    .await;
+    let receiver = Receiver::start().await;
+    create_hook(
+        &app,
+        &session,
+        json!({"name": "site", "url": receiver.url,
+               "events": ["item.created", "item.updated"], "collections": ["site"]}),
+    )
+    .await;
+    for (headline, status) in [("Hello", 201), ("Again", 200)] {
+        let res = app
+            .admin(
+                Method::PUT,
+                "/collections/site/singleton-content",
+                Some(&editor),
+                Some(json!({"data": {"headline": headline}})),
+            )
+            .await;
+        assert_eq!(res.status.as_u16(), status, "{:?}", res.json());
+    }
+    let got = receiver.wait_for(2, WAIT).await;
+    let mut types: Vec<String> = got
+        .iter()
+        .map(|m| {
+            serde_json::from_str::<Value>(&m.body).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    types.sort();
+    assert_eq!(types, ["item.created", "item.updated"]);
+}
+
 #[actix_web::test]
 async fn repeated_failures_disable_a_webhook_and_dead_jobs_can_be_retried() {
     let mut jobs = fast_jobs();
