@@ -85,26 +85,10 @@ async fn announce_loop(backend: Arc<RedisBackend>, channel: String, pending: Wea
     }
 }
 
-async fn subscribe(
-    backend: &RedisBackend,
-    channel: &str,
-) -> Result<redis::aio::PubSubStream, RedisError> {
-    let client = backend.client()?;
-    let mut pubsub = tokio::time::timeout(Duration::from_secs(2), client.get_async_pubsub())
-        .await
-        .map_err(|_| RedisError::TimedOut)?
-        .map_err(RedisError::Command)?;
-    pubsub
-        .subscribe(channel)
-        .await
-        .map_err(RedisError::Command)?;
-    Ok(pubsub.into_on_message())
-}
-
 async fn listen_loop(backend: Arc<RedisBackend>, channel: String, worker: Weak<Notify>) {
     let mut attempt = 0_u32;
     while worker.strong_count() > 0 {
-        match subscribe(&backend, &channel).await {
+        match backend.subscribe(&channel).await {
             Ok(mut messages) => {
                 attempt = 0;
                 loop {
@@ -126,8 +110,7 @@ async fn listen_loop(backend: Arc<RedisBackend>, channel: String, worker: Weak<N
                 }
             }
         }
-        let millis = 250_u64.saturating_mul(1 << attempt.min(5)).min(5_000);
-        tokio::time::sleep(Duration::from_millis(millis)).await;
+        tokio::time::sleep(crate::realtime::reconnect_backoff(attempt)).await;
         attempt = attempt.saturating_add(1);
     }
 }

@@ -116,13 +116,9 @@ pub async fn upsert(
             .extra(serde_json::json!({ "collection": collection.slug.as_str() })),
     )
     .await;
-    // Each write queued its webhook deliveries in its own transaction.
     state
         .content_changed(Scope::Collection(collection.id))
         .await;
-    if !actor.snapshot.webhooks.is_empty() {
-        state.jobs().wake();
-    }
     let item = render_written_item(state, &actor, &collection, item, &query).await?;
     Ok(Upserted { created, item })
 }
@@ -201,7 +197,7 @@ impl Write<'_> {
         )
         .map_err(StorageError::Invalid)?;
         let pending = self.pending(Event::ItemCreated);
-        stored::create_item_queuing(
+        let item = stored::create_item_queuing(
             self.state.db(),
             self.collection,
             &self.scope(),
@@ -210,7 +206,9 @@ impl Write<'_> {
             self.actor.user_id,
             pending.as_ref().map(|p| p.outbox(self.state)).as_ref(),
         )
-        .await
+        .await?;
+        crate::outbox::queued(self.state, pending.as_ref());
+        Ok(item)
     }
 
     /// The webhook deliveries of `event` on this singleton.
@@ -227,7 +225,7 @@ impl Write<'_> {
         let ctx = self.context();
         let schema = self.collection.schema();
         let pending = self.pending(Event::ItemUpdated);
-        Ok(stored::update_item_queuing(
+        let item = stored::update_item_queuing(
             self.state.db(),
             self.collection,
             &self.scope(),
@@ -241,6 +239,8 @@ impl Write<'_> {
             },
             pending.as_ref().map(|p| p.outbox(self.state)).as_ref(),
         )
-        .await?)
+        .await?;
+        crate::outbox::queued(self.state, pending.as_ref());
+        Ok(item)
     }
 }

@@ -136,6 +136,23 @@ impl RedisBackend {
         redis::Client::open(self.url.as_str()).map_err(RedisError::Command)
     }
 
+    /// The messages of pub/sub `channel`, on a dedicated connection (opened within 2 s).
+    pub(crate) async fn subscribe(
+        &self,
+        channel: &str,
+    ) -> Result<redis::aio::PubSubStream, RedisError> {
+        let client = self.client()?;
+        let mut pubsub = tokio::time::timeout(Duration::from_secs(2), client.get_async_pubsub())
+            .await
+            .map_err(|_| RedisError::TimedOut)?
+            .map_err(RedisError::Command)?;
+        pubsub
+            .subscribe(channel)
+            .await
+            .map_err(RedisError::Command)?;
+        Ok(pubsub.into_on_message())
+    }
+
     /// This backend's key prefix (another replica's backend joins it with
     /// [`RedisBackend::with_namespace`]).
     #[must_use]

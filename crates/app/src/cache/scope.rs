@@ -51,9 +51,10 @@ pub fn stamp(global: u64, counters: &[(Scope, u64)]) -> u64 {
         return global;
     }
     let mut key = KeyHasher::new("stamp v1");
-    key.part(&global.to_string());
+    key.debug_part(&global);
+    // Streamed, not formatted first: this runs on every cached read.
     for (scope, value) in counters {
-        key.part(&scope.name()).part(&value.to_string());
+        key.debug_part(scope).debug_part(value);
     }
     let digest = key.finish();
     let mut first = [0_u8; 8];

@@ -38,6 +38,8 @@ pub use connection::{CloseSignal, Connection};
 pub use outbox::Outbox;
 pub use presence::Member;
 pub use signature::Credentials;
+/// The wait before reconnect attempt `attempt` of a lost subscription (the job wake-ups use it too).
+pub(crate) use transport::backoff as reconnect_backoff;
 
 use crate::cache::RedisBackend;
 use presence::{LocalPresence, PresenceChanges, PresenceStore};

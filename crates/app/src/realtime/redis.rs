@@ -47,26 +47,13 @@ impl RedisTransport {
         }
     }
 
-    async fn subscribe(&self) -> Result<redis::aio::PubSubStream, RedisError> {
-        let client = self.backend.client()?;
-        let mut pubsub = tokio::time::timeout(Duration::from_secs(2), client.get_async_pubsub())
-            .await
-            .map_err(|_| RedisError::TimedOut)?
-            .map_err(RedisError::Command)?;
-        pubsub
-            .subscribe(&self.channel)
-            .await
-            .map_err(RedisError::Command)?;
-        Ok(pubsub.into_on_message())
-    }
-
     async fn receive(self: Arc<Self>, hub: Weak<Hub>) {
         let mut attempt = 0u32;
         loop {
             if hub.strong_count() == 0 {
                 return;
             }
-            match self.subscribe().await {
+            match self.backend.subscribe(&self.channel).await {
                 Ok(mut messages) => {
                     self.up.store(true, Ordering::Release);
                     if attempt > 0 {
